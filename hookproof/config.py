@@ -298,7 +298,7 @@ def _check_secrets(config: Config, text: str, source: str) -> Config:
     from hookproof.simulator.profiles import get_profile
 
     try:
-        get_profile(config.target.profile).check_secrets(values)
+        get_profile(config.target.profile, settings=config.target.signing_settings()).check_secrets(values)
     except SimulatorError as exc:  # SecretError: the message names no secret
         raise ConfigError(f"{exc} ({_secret_sources(config.target.secret)}); nothing was started",
                           path=source, field="target.secret", line=field_line(text, "target.secret") or 1) from None

@@ -104,7 +104,8 @@ class TargetConfig(StrictModel):
     seed: SeedConfig | None = None
     #: ``[target.signing]``: the generic-hmac profile's signing scheme and delivery contract,
     #: the fields of `GenericHmacSettings` (header names, signed content, retry schedule…);
-    #: read by `signing_settings`. Only with profile generic-hmac.
+    #: for standard-webhooks and svix, `StandardWebhooksSettings` (``secret_encoding``: a
+    #: Polar secret is the HMAC key as given, ``"raw"``); read by `signing_settings`.
     signing: dict[str, Any] | None = None
 
     @field_validator("url")
@@ -244,9 +245,9 @@ class TargetConfig(StrictModel):
                              "checkout.session.* types or name the shop's checkout modes")
         if self.connect and self.profile != "stripe":
             raise ValueError(f"connect: only the stripe profile has Connect endpoints, not {self.profile!r}")
-        if self.signing is not None and self.profile != "generic-hmac":
-            raise ValueError(f"signing: only the generic-hmac profile takes signing settings; the {self.profile} "
-                             "profile signs as its provider does")
+        if self.signing is not None and self.profile not in ("generic-hmac", "standard-webhooks", "svix"):
+            raise ValueError(f"signing: only the generic-hmac, standard-webhooks and svix profiles take signing "
+                             f"settings; the {self.profile} profile signs as its provider does")
         if self.api_version is not None and self.profile not in ("stripe", "shopify"):
             raise ValueError(f"api_version: only the stripe profile (and shopify's one, 2024-10) has API versions, "
                              f"not {self.profile!r}: the {self.profile} profile sends its provider's one shape")
@@ -309,7 +310,8 @@ class TargetConfig(StrictModel):
         return [_resolve_secret(v, base_dir) for v in values]
 
     def signing_settings(self) -> Any:
-        """``[target.signing]`` as a validated `GenericHmacSettings`, or None (no table: the
+        """``[target.signing]`` as a validated `GenericHmacSettings` (generic-hmac) or
+        `StandardWebhooksSettings` (standard-webhooks, svix), or None (no table: the
         profile's defaults). ``false`` for ``id_header``, ``timestamp_header`` or
         ``type_header`` means no such header.
 
@@ -319,6 +321,15 @@ class TargetConfig(StrictModel):
             return None
         from hookproof.simulator.errors import ProfileError
         from hookproof.simulator.profiles.generic_hmac import GenericHmacSettings, load_settings
+
+        if self.profile != "generic-hmac":
+            from hookproof.simulator.profiles.standard_webhooks import load_standard_settings
+
+            try:
+                return load_standard_settings(self.signing, self.profile)
+            except ProfileError as exc:
+                message = str(exc).removeprefix(f"{self.profile} setting {exc.field}: ")
+                raise ConfigError(message, field=f"target.signing.{exc.field}") from None
 
         try:
             return load_settings(self.signing)

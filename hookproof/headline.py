@@ -107,6 +107,12 @@ def refused_headline(report: "RunReport", sources: str, *, acked: int | None = N
                            fetched=(fetched, len(refused_events(report))) if fetched else None)
 
 
+#: What a standard-webhooks run refused with 401/403 adds: Polar's verifier keys with the secret as
+#: given, where the spec's decodes ``whsec_`` and base64 (a Polar secret may decode too, to another key).
+RAW_KEY_HINT = ("a receiver verifying as Polar's SDK does keys its HMAC with the secret as given: "
+                "[target.signing] secret_encoding = \"raw\", send's --secret-encoding raw")
+
+
 def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0,
                     quote: str | None = None, setting: str = "target.secret",
                     profile_setting: str = "target.profile", fetched: tuple[int, int] | None = None) -> str | None:
@@ -140,6 +146,8 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
                      "requests it cannot parse; ")
         inputs = signature_inputs(profile)
         covers = f" ({inputs})" if inputs and not cause else ""
+        if profile == "standard-webhooks" and not cause:
+            covers += f" ({RAW_KEY_HINT})"
         return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
                 f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
                 f"{sources}) and {profile_setting} ({profile}) the provider it verifies{covers}{shown}")

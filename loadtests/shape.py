@@ -128,6 +128,52 @@ class LoadShape:
         return t if t is not None else self.duration_s
 
 
+class Pacer:
+    """One user's intended send times, counted in events (`--rate` is events per second).
+
+    `claim` gives the user's next turn (one event of the shape's: `LoadShape.next_send_s`);
+    once it is due, `due_now` says whether it sends: False while earlier groups carried more
+    new events than they took turns (a related burst: 2 to 5 events in one turn), so each of
+    those events takes a turn of the user's; `drew(n)` says the group released carried `n`
+    events sent for the first time. Copies, redeliveries and wave replays come on top, as
+    retries do. Over a storm the users offer `LoadShape.rate_at` events per second, whatever
+    the groups carry (a user's last group may carry a few past the storm's last turn), and the
+    turns can be claimed ahead (a user's senders each wait for one).
+
+    Args:
+        shape: the storm's load shape.
+        users: the users sharing it.
+        start_s: the user's first send time (elapsed seconds).
+    """
+
+    __slots__ = ("shape", "users", "next_s", "_owed")
+
+    def __init__(self, shape: LoadShape, users: int, start_s: float) -> None:
+        self.shape = shape
+        self.users = users
+        self.next_s: float | None = start_s
+        self._owed = 0  # turns that groups' extra new events took already
+
+    def claim(self) -> float | None:
+        """The next turn's time (elapsed seconds), or None when the storm is over."""
+        due = self.next_s
+        if due is None or due >= self.shape.duration_s:
+            return None
+        self.next_s = self.shape.next_send_s(due, self.users)
+        return due
+
+    def due_now(self) -> bool:
+        """Whether the turn now due sends a group: False when an earlier group took it."""
+        if self._owed > 0:
+            self._owed -= 1
+            return False
+        return True
+
+    def drew(self, events: int) -> None:
+        """The group released at this turn carried `events` events sent for the first time."""
+        self._owed += max(0, events - 1)
+
+
 def send_times(shape: LoadShape, users: int, user_index: int = 0, *, max_sends: int = 10_000_000) -> Iterator[float]:
     """Intended send times (elapsed seconds) of one user, at most `max_sends` of them."""
     t: float | None = shape.first_send_s(user_index, users)

@@ -104,7 +104,8 @@ class StormSpec(BaseModel):
         keys: the team's business keys and counters (`scenarios.business_keys.to_plain`),
             or None: hookproof's built-in keys.
         signing: the generic-hmac profile's settings (``[target.signing]``, every field of
-            `GenericHmacSettings` as plain data: `signing_of`), or None: its defaults. Every
+            `GenericHmacSettings` as plain data: `signing_of`), or standard-webhooks' and
+            svix's (`StandardWebhooksSettings`: ``secret_encoding``), or None: the defaults. Every
             process builds its profile with them, so workers sign and head deliveries, and
             retry, exactly as the master's profile does.
         catalog: the user's own event catalog (``[catalog]``) for the generic-hmac,
@@ -243,11 +244,14 @@ class StormSpec(BaseModel):
 
 def signing_of(profile: Any) -> dict[str, Any] | None:
     """The settings `profile` signs with, as `StormSpec.signing` carries them (every field
-    of its `GenericHmacSettings`, JSON types), or None for a profile without settings."""
+    of its `GenericHmacSettings` or `StandardWebhooksSettings`, JSON types), or None for a
+    profile without settings."""
     from hookproof.simulator.profiles.generic_hmac import GenericHmacSettings
+    from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksSettings
 
     settings = getattr(profile, "settings", None)
-    return settings.model_dump(mode="json") if isinstance(settings, GenericHmacSettings) else None
+    return (settings.model_dump(mode="json") if isinstance(settings, (GenericHmacSettings, StandardWebhooksSettings))
+            else None)
 
 
 @functools.lru_cache(maxsize=8)

@@ -25,7 +25,7 @@ from locust.exception import StopUser
 from hookproof.loadtests.copiers import Copier, release
 from hookproof.loadtests.exchange import ObservedAtoms, exchange
 from hookproof.loadtests.plan import Send, StormPlan, largest_group
-from hookproof.loadtests.shape import wave_times
+from hookproof.loadtests.shape import Pacer, wave_times
 from hookproof.loadtests.storm_state import LAG_NOTED_S, STATE
 from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, retry_delay_s
 from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
@@ -70,8 +70,9 @@ class StormUser(FastHttpUser):
         self.waves = list(wave_times(spec.duration_s, spec.waves))
         elapsed = STATE.elapsed()
         rate = self.shape.rate_at(elapsed) or spec.rate_per_s
-        self.next_s: float | None = max(self.shape.first_send_s(self.number, spec.users),
-                                        elapsed + (self.number % spec.users) / rate)
+        # paced in events: a group of several new events (a related burst) takes as many turns
+        self.pacer = Pacer(self.shape, spec.users, max(self.shape.first_send_s(self.number, spec.users),
+                                                       elapsed + (self.number % spec.users) / rate))
         self.groups = 0
         self.max_groups = math.ceil(2 * self.shape.expected_events() / spec.users) + 10
         self.senders = gevent.pool.Group()
@@ -121,26 +122,39 @@ class StormUser(FastHttpUser):
                 copier.stop()
 
     def _next_group(self) -> tuple[Send, ...]:
-        """Claim the next send time, wait for it, and draw its group (empty: stop)."""
-        if STATE.error is not None or STATE.stopped.is_set() or self.next_s is None or self.groups >= self.max_groups:
-            return ()
-        due = self.next_s
-        if due >= self.spec.duration_s:
-            return ()
-        self.next_s = self.shape.next_send_s(due, self.spec.users)
-        self.groups += 1
-        wait = due - STATE.elapsed()
-        if wait > 0 and STATE.stopped.wait(timeout=wait):
-            return ()
-        elapsed = STATE.elapsed()
-        if elapsed >= self.spec.duration_s:
-            return ()
-        while self.waves and elapsed >= self.waves[0]:
-            self.waves.pop(0)
-            self.plan.start_wave(elapsed)
-        group = self.plan.next_group(elapsed)
-        replay = self.plan.next_replay()
-        return (*group, replay) if replay is not None else group
+        """Claim the next send time, wait for it, and draw its group (empty: stop). A turn whose
+        event an earlier group carried already (a related burst of several new events) draws
+        none (`Pacer.due_now`): it releases the next wave replay alone, or waits for the next."""
+        while True:
+            if STATE.error is not None or STATE.stopped.is_set() or self.groups >= self.max_groups:
+                return ()
+            due = self.pacer.claim()
+            if due is None:
+                return ()
+            wait = due - STATE.elapsed()
+            if wait > 0 and STATE.stopped.wait(timeout=wait):
+                return ()
+            elapsed = STATE.elapsed()
+            if elapsed >= self.spec.duration_s:
+                return ()
+            while self.waves and elapsed >= self.waves[0]:
+                self.waves.pop(0)
+                self.plan.start_wave(elapsed)
+            group: tuple[Send, ...] = ()
+            if self.pacer.due_now():
+                self.groups += 1
+                group = drawn = self.plan.next_group(elapsed)
+                while drawn and not any(send.copy == 1 for send in drawn):  # a copy, a redelivery: on top
+                    drawn = self.plan.next_group(elapsed)
+                    group = (*group, *drawn)
+                self.pacer.drew(sum(send.copy == 1 for send in group))  # the events sent for the first time
+                if not group:
+                    return ()
+            replay = self.plan.next_replay()
+            if replay is not None:
+                return (*group, replay)
+            if group:
+                return group
 
     def _deliver(self, send: Send) -> None:
         """Attempt `send` until acked, at most `max_attempts` times, each retry after its

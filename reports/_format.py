@@ -80,18 +80,30 @@ def finding_line(finding: FindingView) -> str:
 ROOT_CAUSE_CHECK = "no_server_error"
 
 
+#: Checks whose findings lead even the root cause's: an effect applied more than once never
+#: follows from a 5xx (which applied nothing), and is the costliest (a double grant, a double
+#: refund), so a scenario where the receiver both raced and answered 500 leads with the race.
+LEADING_CHECKS = ("duplicated",)
+
+
+def _rank(finding: FindingView) -> int:
+    return 0 if finding.check_id in LEADING_CHECKS else 1 if finding.check_id == ROOT_CAUSE_CHECK else 2
+
+
 def root_cause_first(findings: Sequence[FindingView]) -> list[FindingView]:
-    """`findings` (one scenario's) with its `ROOT_CAUSE_CHECK` findings first, the others in
-    their order after them: the console's one line and summary.md lead with the 5xx the
+    """`findings` (one scenario's) with its `LEADING_CHECKS` findings first (an effect applied
+    twice), then its `ROOT_CAUSE_CHECK` ones, the others in their order after them: the
+    console's one line and summary.md lead with a double application, else with the 5xx the
     rest follow from, not with a stale object it left behind."""
-    return sorted(findings, key=lambda f: f.check_id != ROOT_CAUSE_CHECK)
+    return sorted(findings, key=_rank)
 
 
 def root_cause_first_of(scenario: ScenarioReport) -> Iterator[FindingView]:
     """``root_cause_first(scenario.findings)`` one at a time, none held: the scenario's findings
-    read twice (`ScenarioReport.iter_findings`), its `ROOT_CAUSE_CHECK` ones, then the others."""
-    yield from (f for f in scenario.iter_findings() if f.check_id == ROOT_CAUSE_CHECK)
-    yield from (f for f in scenario.iter_findings() if f.check_id != ROOT_CAUSE_CHECK)
+    read once per rank (`ScenarioReport.iter_findings`): `LEADING_CHECKS`, `ROOT_CAUSE_CHECK`,
+    then the others."""
+    for rank in range(3):
+        yield from (f for f in scenario.iter_findings() if _rank(f) == rank)
 
 
 def one_line(text: str) -> str:

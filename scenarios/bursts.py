@@ -35,6 +35,9 @@ class HitRate:
     types: list[str] = field(default_factory=list)
     #: the event type of each run that applied twice, in the order of `seeds`
     hit_types: list[str] = field(default_factory=list)
+    #: the event types of the valid attempts the bursts' sessions sent (the provider's names, as
+    #: `scenarios.statemachine` counts its own: explore's note of the types it never sent reads both)
+    sent_types: set[str] = field(default_factory=set)
 
     @property
     def raced(self) -> list[str]:
@@ -86,6 +89,7 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
             sent = [a for a in session.history.attempts() if event.id in (a.event_id, world_event_id(a))]
             result.attempts += len(sent)
             result.acked += sum(a.outcome is Outcome.ACKED for a in sent)
+            result.sent_types |= {a.event_type for a in session.history.attempts() if a.valid}
             session.dirty = True
             session._settle()
             keys = session.explore.keys

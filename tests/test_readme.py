@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -692,6 +693,27 @@ def test_the_lemon_squeezy_signing_example_heads_and_retries_as_the_readme_says(
     assert renewal.extra["body"]["data"]["attributes"]["subscription_id"] == int(subscription["id"])
     assert subscription["attributes"]["order_id"] == int(order["id"])
     assert order["attributes"]["first_order_item"]["order_id"] == int(order["id"])
+
+
+def test_the_readmes_polar_config_signs_as_polar_sdk_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's Polar example: ``secret_encoding = "raw"`` keys the HMAC with the secret as
+    given, which polar-sdk 0.32.0's ``validate_event`` (``standardwebhooks.Webhook`` over the
+    base64 of the secret string) verifies."""
+    import base64
+
+    import standardwebhooks
+
+    from hookproof.simulator.world import emit_events, new_world
+
+    secret = "polar_whs_readmeExampleSecret"
+    monkeypatch.setenv("POLAR_WEBHOOK_SECRET", secret)
+    (toml,) = re.findall(r"```toml polar\.toml\n(.*?)```", README, flags=re.S)
+    profile = parse_config(toml, "README.md").profile()
+    event = emit_events(new_world(profile.world, 1), profile.default_event)[0]
+    envelope = profile.envelope(event)
+    headers = {**envelope.headers, **profile.sign(envelope, [secret], int(time.time()))}
+    verified = standardwebhooks.Webhook(base64.b64encode(secret.encode()).decode()).verify(envelope.body, headers)
+    assert verified["type"] == "payment.succeeded"
 
 
 def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:

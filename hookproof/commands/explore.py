@@ -272,8 +272,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.failure is None and not result.acked:
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     # the version and unsent-types notes go to the report's notes alone, printed under its table
-    unsent = None if result.interrupted or result.cut_short else explore_unsent_note(cfg, target.profile,
-                                                                                     result.sent_types)
+    sent = result.sent_types | (hit.sent_types if hit is not None else set())  # the bursts' types are sent too
+    unsent = None if result.interrupted or result.cut_short else explore_unsent_note(cfg, target.profile, sent)
     if hit is not None:
         first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
         raced = f"; raced (runs double-applied/runs) {hit.per_type()}" if hit.types else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -76,6 +76,28 @@ def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str |
                            profile_setting=profile_setting)
 
 
+def _with_secret_encoding(prof: Any, encoding: str) -> Any:
+    """`prof` signing with the secret `encoding` (``--secret-encoding``: ``base64`` or ``raw``),
+    standard-webhooks and svix alone. Raises UsageError naming the flag."""
+    import copy
+
+    from hookproof.errors import UsageError
+    from hookproof.simulator.errors import ProfileError
+    from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, load_standard_settings
+
+    if not isinstance(prof, StandardWebhooksProfile):
+        raise UsageError(f"--secret-encoding: only standard-webhooks and svix take it; the {prof.name} profile "
+                         "keys its HMAC as its provider does")
+    try:
+        settings = load_standard_settings({"secret_encoding": encoding}, prof.name)
+    except ProfileError:
+        raise UsageError(f"--secret-encoding: base64 (whsec_ and base64, the spec's) or raw (the secret's own "
+                         f"bytes, as Polar keys), not {encoding!r}") from None
+    chosen = copy.copy(prof)  # a config's profile may be shared: this send's alone signs so
+    chosen.settings = settings
+    return chosen
+
+
 def register(app: typer.Typer) -> None:
     """Add ``hookproof send`` to `app`."""
 
@@ -84,6 +106,7 @@ def register(app: typer.Typer) -> None:
         url: Annotated[Optional[str], typer.Option("--url", help="The receiver's webhook URL (default: the --config's target.url).", show_default=False)] = None,
         secret: Annotated[Optional[list[str]], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation (default: the --config's target.secret).", show_default=False)] = None,
         profile: Annotated[Optional[str], typer.Option("--profile", help="Provider profile (default: the --config's target.profile, else stripe).", show_default=False)] = None,
+        secret_encoding: Annotated[Optional[str], typer.Option("--secret-encoding", help="standard-webhooks and svix: how the secret becomes the HMAC key: base64 (whsec_ and base64, decoded: the spec's) or raw (the secret's own bytes as given: Polar). Default: the --config's target.signing.secret_encoding, else base64.", show_default=False)] = None,
         event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
         checkout_mode: Annotated[Optional[str], typer.Option("--checkout-mode", help="With a checkout.session.* --event (stripe, and the profiles sending its billing world): the mode of the Checkout Session it comes from, payment (the default) or subscription (a plan bought through Checkout: the session completes naming its subscription and first invoice, as Stripe's subscriptions guide provisions on it).", show_default=False)] = None,
         copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
@@ -123,6 +146,8 @@ def register(app: typer.Typer) -> None:
         try:
             limit_s = duration_s("--max-duration", max_duration)
             prof = get_profile(profile or "stripe") if config is None else profile_for(profile, config)
+            if secret_encoding is not None:
+                prof = _with_secret_encoding(prof, secret_encoding)
             field = "--url" if url is not None else "target.url"
             url, secret_values, account, live = _target_defaults(config, url, secret, live)
             check_loopback_url(url, allow_remote, field=field, command="send", sends=SENDS)

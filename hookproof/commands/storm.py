@@ -510,7 +510,7 @@ def register(app: typer.Typer) -> None:
         users: Annotated[int, typer.Option("--users", "-u", min=1, max=100_000, help="Locust users over all workers.")] = 10,
         spawn_rate: Annotated[float, typer.Option("--spawn-rate", "-r", min=0.001, max=100_000.0, help="Users started per second.")] = 10.0,
         duration: Annotated[str, typer.Option("--duration", "-t", help="Storm length: 60s, 2m, 1h30m.")] = "60s",
-        rate: Annotated[Optional[float], typer.Option("--rate", min=0.001, max=10_000_000.0, help="Events per second over all users (default: 5 per user).")] = None,
+        rate: Annotated[Optional[float], typer.Option("--rate", min=0.001, max=10_000_000.0, help="Events per second over all users (default: 5 per user), each sent a first time: a related burst's events count one each; copies, redeliveries, wave replays and retries come on top.")] = None,
         shape: Annotated[str, typer.Option("--shape", help="Load shape: steady, ramp, spike or soak.")] = "steady",
         workers: Annotated[int, typer.Option("--workers", min=0, max=256, help="Locust worker processes (0: one local process).")] = 0,
         duplicates: Annotated[float, typer.Option("--duplicates", min=0.0, max=1.0, help="Share of events delivered more than once.")] = 0.2,

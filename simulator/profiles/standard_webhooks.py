@@ -5,6 +5,9 @@ Sources: Standard Webhooks spec v1.0.0 (github.com/standard-webhooks/standard-we
 ``standardwebhooks/webhooks.py`` (``Webhook.__init__`` strips ``whsec_`` and
 base64-decodes, ``Webhook.verify``, ``Webhook.sign``); PyPI ``svix`` 2.9.1
 ``svix/webhooks.py`` (maps ``svix-*`` onto ``webhook-*``); docs.svix.com/retries.
+A sender keying its HMAC with the secret's own bytes (Polar: polar-sdk 0.32
+``polar_sdk/_webhooks.py`` ``validate_event`` hands ``Webhook`` the base64 of the secret
+string) is `StandardWebhooksSettings.secret_encoding` ``"raw"``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import binascii
 import hashlib
 import hmac
 import random
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Literal, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
@@ -48,6 +53,48 @@ STANDARD_EVENT_TYPES: Mapping[str, str] = {
 
 SECRET_PREFIX = "whsec_"
 
+#: What the refusal of a secret that is not ``whsec_`` + base64 adds: the setting of a sender
+#: keying with the secret as given.
+RAW_HINT = ("; a provider keying its HMAC with the secret as given, as Polar does, is signed with "
+            "[target.signing] secret_encoding = \"raw\" (send: --secret-encoding raw)")
+
+
+class StandardWebhooksSettings(BaseModel):
+    """How a Standard Webhooks sender turns its secret into the HMAC key (``[target.signing]``
+    of the standard-webhooks and svix profiles).
+
+    Attributes:
+        secret_encoding: ``"base64"`` (the default, the spec's): the secret is ``whsec_`` and
+            base64, the key its decoded bytes (``standardwebhooks`` ``Webhook.__init__``);
+            ``"raw"``: the key is the secret's UTF-8 bytes as given, whatever its shape, as
+            Polar signs (polar-sdk 0.32 ``polar_sdk/_webhooks.py`` ``validate_event``:
+            ``Webhook(base64.b64encode(secret.encode()))``; Polar's secrets read ``polar_whs_…``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    secret_encoding: Literal["base64", "raw"] = "base64"
+
+
+def load_standard_settings(raw: StandardWebhooksSettings | Mapping[str, Any] | None,
+                           profile: str = "standard-webhooks") -> StandardWebhooksSettings:
+    """Validated settings from a model, a mapping (a config table) or None (defaults).
+    Raises ProfileError whose `field` names the failing setting (an unknown key included)."""
+    if isinstance(raw, StandardWebhooksSettings):
+        return raw
+    from hookproof.simulator.errors import ProfileError
+
+    try:
+        return StandardWebhooksSettings.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        if error["type"] == "extra_forbidden":
+            message = f"unknown key (the {profile} profile takes one: secret_encoding)"
+        else:
+            message = f"\"base64\" (whsec_ and base64, the spec's) or \"raw\" (the secret's own bytes), got {error['input']!r}"
+        raise ProfileError(f"{profile} setting {field}: {message}", field=field) from None
+
 
 def spelled(names: Mapping[str, str] | None) -> Mapping[str, str]:
     """`STANDARD_EVENT_TYPES` with `names` (Stripe type -> the name to send instead, e.g.
@@ -71,26 +118,34 @@ def spelled(names: Mapping[str, str] | None) -> Mapping[str, str]:
     return out
 
 
-def signing_key(secret: str) -> bytes:
-    """The HMAC key of a ``whsec_<base64>`` secret, decoded exactly as the official library does.
+def signing_key(secret: str, secret_encoding: str = "base64") -> bytes:
+    """The HMAC key of `secret`: with ``secret_encoding="base64"``, a ``whsec_<base64>`` secret
+    decoded exactly as the official library does; with ``"raw"``, the secret's UTF-8 bytes
+    (Polar, `StandardWebhooksSettings`).
 
     The library strips ``whsec_`` and decodes ``secret + "=="`` with lenient base64
     (unpadded secrets work). Raises SecretError when nothing usable remains.
     """
+    if secret_encoding == "raw":
+        if not secret:
+            raise SecretError("a signing secret is empty", field="secret")
+        return secret.encode("utf-8")
     encoded = secret[len(SECRET_PREFIX):] if secret.startswith(SECRET_PREFIX) else secret
     try:
         key = base64.b64decode(encoded + "==")
     except (binascii.Error, ValueError):
-        raise SecretError("a Standard Webhooks secret must be whsec_ followed by base64", field="secret") from None
+        raise SecretError("a Standard Webhooks secret must be whsec_ followed by base64" + RAW_HINT,
+                          field="secret") from None
     if not key:
         raise SecretError("a Standard Webhooks secret decodes to an empty key", field="secret")
     return key
 
 
-def standard_signature(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
-    """One ``v1,<base64>`` entry: HMAC-SHA256 of ``{msg_id}.{timestamp}.{body}``, padded base64."""
+def standard_signature(secret: str, msg_id: str, timestamp: int, body: bytes, secret_encoding: str = "base64") -> str:
+    """One ``v1,<base64>`` entry: HMAC-SHA256 of ``{msg_id}.{timestamp}.{body}``, padded base64,
+    keyed by `signing_key` (`secret_encoding`: ``"base64"`` or ``"raw"``)."""
     signed = f"{msg_id}.{timestamp}.".encode("utf-8") + body
-    digest = hmac.new(signing_key(secret), signed, hashlib.sha256).digest()
+    digest = hmac.new(signing_key(secret, secret_encoding), signed, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode("ascii")
 
 
@@ -140,7 +195,9 @@ class StandardWebhooksProfile(Profile):
     default_event = "payment_intent.succeeded"
     multiple_signatures = True
 
-    def __init__(self, *, catalog: UserCatalog | None = None, names: Mapping[str, str] | None = None) -> None:
+    def __init__(self, *, catalog: UserCatalog | None = None, names: Mapping[str, str] | None = None,
+                 settings: StandardWebhooksSettings | Mapping[str, Any] | None = None) -> None:
+        self.settings = load_standard_settings(settings, self.name)
         self.catalog = catalog
         self.names: Mapping[str, str] = spelled(names)
         if catalog is not None:  # the user's events and names (Standard Webhooks has no fixed catalog)
@@ -183,23 +240,28 @@ class StandardWebhooksProfile(Profile):
         )
 
     def check_secrets(self, secrets: Sequence[str]) -> None:
-        """Raise SecretError unless every secret decodes to a key (`signing_key`)."""
+        """Raise SecretError unless every secret gives a key (`signing_key`, as the settings'
+        ``secret_encoding`` says)."""
         require_secrets(secrets, self.name)
         for secret in secrets:
-            signing_key(secret)
+            signing_key(secret, self.settings.secret_encoding)
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
         """Timestamp and signature headers; every secret adds one ``v1,`` entry (rotation)."""
         require_secrets(secrets, self.name)
         msg_id = envelope.headers[f"{self.header_prefix}-id"]
-        entries = [standard_signature(s, msg_id, timestamp, envelope.body) for s in secrets]
+        encoding = self.settings.secret_encoding
+        entries = [standard_signature(s, msg_id, timestamp, envelope.body, encoding) for s in secrets]
         return {
             f"{self.header_prefix}-timestamp": str(timestamp),
             f"{self.header_prefix}-signature": " ".join(entries),
         }
 
     def generate_secret(self, seed: int) -> str:
-        """``whsec_`` + base64 of 24 random bytes (the spec allows 24-64 bytes)."""
+        """``whsec_`` + base64 of 24 random bytes (the spec allows 24-64 bytes); with
+        ``secret_encoding = "raw"``, Polar's shape: ``polar_whs_`` + 43 base64url characters."""
+        if self.settings.secret_encoding == "raw":
+            return "polar_whs_" + base64.urlsafe_b64encode(random.Random(seed).randbytes(32)).decode("ascii").rstrip("=")
         return SECRET_PREFIX + base64.b64encode(random.Random(seed).randbytes(24)).decode("ascii")
 
 

@@ -10,7 +10,7 @@ payload with a path: dotted (``data.object.id``, list items by index, the syntax
 accepts, deterministically from a `random.Random`: ``const``, ``enum``, ``examples``
 and ``default`` first; then by ``type``: objects with every property, arrays of
 ``minItems`` (at least one) items, strings of the schema's ``format`` (``date-time``,
-``date``, ``uuid``, ``email``, ``uri``…) and length, numbers within their bounds.
+``date``, ``uuid`` and ``uuid4``…, `uuid_version`; ``email``, ``uri``…) and length, numbers within their bounds.
 ``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
 ``pattern``: an optional field with one is left out, a required one needs an example (the
 catalog loader validates every made payload and says so). A ``$ref`` is local to the schema
@@ -42,6 +42,17 @@ MAX_DEPTH = 12
 #: How many more times a ``$ref`` is followed inside its own expansion (a recursive schema's
 #: ``Filter`` in a ``Filter``'s clauses): once, then the value is made without it.
 MAX_RECURSION = 1
+
+
+def uuid_version(fmt: Any) -> int | None:
+    """The UUID version a string ``format`` asks for: 4 for JSON Schema's ``uuid``, N for
+    ``uuidN`` (pydantic's ``UUID1``…``UUID5`` write ``uuid1``…``uuid5``, Polar's OpenAPI ids
+    ``uuid4``); None for any other format."""
+    if fmt == "uuid":
+        return 4
+    if isinstance(fmt, str) and len(fmt) == 5 and fmt.startswith("uuid") and fmt[4] in "12345678":
+        return int(fmt[4])
+    return None
 
 
 class TooDeep(ValueError):
@@ -393,10 +404,10 @@ class InstanceMaker:
             return self.rng.choice(_NONZERO) + "".join(self.rng.choice(alphabet) for _ in text[1:])
         return "".join(self.rng.choice(alphabet) if ch.isascii() and ch.isalnum() else ch for ch in text)
 
-    def uuid(self) -> str:
-        """A random (version 4) UUID, lowercase."""
+    def uuid(self, version: int = 4) -> str:
+        """A random UUID of `version` (its version digit and RFC 4122 variant), lowercase."""
         h = "%032x" % self.rng.getrandbits(128)
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[self.rng.randrange(4)]}{h[17:20]}-{h[20:]}"
+        return f"{h[:8]}-{h[8:12]}-{version:x}{h[13:16]}-{'89ab'[self.rng.randrange(4)]}{h[17:20]}-{h[20:]}"
 
     def make(self, schema: Mapping[str, Any] | bool | None, depth: int = 0, root: Any = None) -> Any:
         """A value `schema` accepts, its ``$ref``s local to `root` (default: `schema` itself).
@@ -535,12 +546,16 @@ class InstanceMaker:
             "uuid": None,
             "email": f"{self.token(8).lower()}@example.com",
             "uri": f"https://example.com/{self.token(8)}",
+            "uri-reference": f"https://example.com/{self.token(8)}",
+            "iri": f"https://example.com/{self.token(8)}",
+            "idn-email": f"{self.token(8).lower()}@example.com",
             "url": f"https://example.com/{self.token(8)}",
             "hostname": "example.com",
             "ipv4": f"192.0.2.{self.rng.randrange(1, 255)}",
         }
-        if fmt == "uuid":
-            return self.uuid()
+        version = uuid_version(fmt)
+        if version is not None:
+            return self.uuid(version)
         if isinstance(fmt, str) and formatted.get(fmt):
             return str(formatted[fmt])
         low = int(schema.get("minLength", 0))
@@ -549,4 +564,5 @@ class InstanceMaker:
 
 
 __all__ = ["InstanceMaker", "MAX_DEPTH", "MAX_RECURSION", "Path", "TooDeep", "deref", "dotted", "get_path", "has_path",
-           "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet", "with_flags"]
+           "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet", "uuid_version",
+           "with_flags"]

@@ -41,6 +41,10 @@ from the seed) and gets fresh values:
   offset: Lemon Squeezy's ``.000000Z``); its last-change time (``updated_at``,
   ``modified_at``, ``updatedAt``…): the event's time; a time the example gives no later than
   its last change (an order's ``refunded_at``) is never after the event's;
+- each ``X_id`` (or ``XId``) beside an object ``X`` holding an ``id`` of its JSON type: that
+  id (`_tie_ids`: Polar's order names its customer by ``customer_id`` and in ``customer``),
+  or, where ``X_id`` is the object's id, a reference or a key field, ``X.id`` is set to it;
+  ids a schema gives ``format: uuid`` (or ``uuid4``…) are UUIDs;
 - in each URL string of the object's part, a path segment equal to the example's object id:
   the object's id (Lemon Squeezy's ``links.self`` ``…/v1/orders/1``). Other times inside the object (a session's ``expire_at``, an email
   address's ``created_at``) move by as much as the object's creation did from its first
@@ -119,6 +123,7 @@ from hookproof.simulator.world.json_instances import (
     schema_type,
     set_path,
     shape_alphabet,
+    uuid_version,
     widened,
     with_flags,
 )
@@ -439,6 +444,7 @@ class UserCatalogWorld(RecordWorld):
                 self._key_number(spec, body, path, oid, current)
             else:
                 set_path(body, path, self._fresh(spec, path, spec.kind))
+        self._tie_ids(spec, body)
         self.catalog.check_body(spec, body)  # never a body its schema refuses
         part = get_path(body, parent) if parent and has_path(body, parent) else body
         snapshot: dict[str, Any] = dict(copy.deepcopy(part)) if isinstance(part, Mapping) else {"value": part}
@@ -950,6 +956,41 @@ class UserCatalogWorld(RecordWorld):
         else:
             node[:] = remade
 
+    def _tie_ids(self, spec: EventSpec, body: dict[str, Any]) -> None:
+        """Make every ``X_id`` (or ``XId``) of `body` name the object ``X`` beside it: where an
+        object holds both a field ``customer_id`` and an object ``customer`` with an ``id`` of
+        the same JSON type, they are one customer, as in the provider's bodies (Polar's order:
+        ``customer_id`` is ``customer.id``). The id set by `emit` wins: the object's own id, a
+        reference (`EventSpec.refs`) or a key field at ``X_id`` is written to ``X.id``; else
+        ``X.id`` (the object's, drawn in its schema's ``format``) is written to ``X_id``."""
+        fixed = {parse_path(p) for p in (spec.object_id, spec.event_id) if p}
+        fixed |= {*self._key_fields(spec), *self._ref_paths(spec)}
+
+        def walk(node: Any, at: Path) -> None:
+            if isinstance(node, list):
+                for i, item in enumerate(node):
+                    walk(item, (*at, str(i)))
+                return
+            if not isinstance(node, dict):
+                return
+            for name, value in list(node.items()):
+                base = name[:-3] if name.endswith("_id") else name[:-2] if name.endswith("Id") else ""
+                other = node.get(base) if base else None
+                if not (isinstance(other, dict) and "id" in other) or isinstance(value, bool):
+                    continue
+                theirs = other["id"]
+                if type(theirs) is not type(value) or not isinstance(value, (str, int)) or theirs == value:
+                    continue
+                here, there = (*at, name), (*at, base, "id")
+                if here in fixed and there not in fixed:
+                    other["id"] = value
+                elif there in fixed or here not in fixed:
+                    node[name] = theirs
+            for name, value in node.items():
+                walk(value, (*at, name))
+
+        walk(body, ())
+
     def _base_node(self, spec: EventSpec) -> Mapping[str, Any]:
         """The object's part of `spec`'s base body (the example as given, or its schema instance)."""
         base = self._bases.get(spec.type)
@@ -1101,8 +1142,9 @@ class UserCatalogWorld(RecordWorld):
             counter = self._counters.get(digits, self._rng.randrange(10 ** (digits - 1), 9 * 10 ** (digits - 1)))
             self._counters[digits] = counter + 1 + self._rng.randrange(7)
             return self._counters[digits]
-        if (sub or {}).get("format") == "uuid" or (isinstance(example, str) and _is_uuid(example)):
-            return self._maker.uuid()
+        version = _uuid_format(sub)
+        if version is not None or (isinstance(example, str) and _is_uuid(example)):
+            return self._maker.uuid(version or 4)
         if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
             prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
             wide = prefix + _ + widened(tail)
@@ -1327,6 +1369,18 @@ _EMAIL = re.compile(r"[^\s@]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 def _not_free(text: str) -> bool:
     return bool(_NOT_FREE.fullmatch(text) or _RFC3339.fullmatch(text))
+
+
+def _uuid_format(schema: Mapping[str, Any] | None) -> int | None:
+    """The UUID version `schema`'s ``format`` asks for (`json_instances.uuid_version`), looking
+    into its ``anyOf``/``oneOf`` branches (a nullable id: ``anyOf [{format: uuid4}, null]``)."""
+    if not schema:
+        return None
+    version = uuid_version(schema.get("format"))
+    for branch in (*(schema.get("anyOf") or ()), *(schema.get("oneOf") or ())):
+        if version is None and isinstance(branch, Mapping):
+            version = uuid_version(branch.get("format"))
+    return version
 
 
 def _is_uuid(text: str) -> bool:

@@ -91,8 +91,10 @@ BAD = [
     ("id_header = false", 'id_header = false\nsigned_content = "{id}.{body}"', 8,
      "target.signing.id_header: signed_content uses {id}: set id_header"),
     ('profile = "generic-hmac"', 'profile = "stripe"', 6,
-     "target.signing: only the generic-hmac profile takes signing settings; the stripe profile signs as its "
-     "provider does"),
+     "target.signing: only the generic-hmac, standard-webhooks and svix profiles take signing settings; the stripe "
+     "profile signs as its provider does"),
+    ('profile = "generic-hmac"', 'profile = "standard-webhooks"', 7,
+     "target.signing.type_header: unknown key (the standard-webhooks profile takes one: secret_encoding)"),
     ("[target.signing]\n", "retry_schedule_s = [5]\n[target.signing]\n", 6,
      "target.retry_schedule_s: unknown key (a generic-hmac setting: give it in [target.signing])"),
     ("id_header = false", "id_header = false\nsuccess_statuses = [200, 302]", 9,

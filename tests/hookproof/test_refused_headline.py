@@ -173,6 +173,20 @@ def test_when_the_headline_is_given(statuses: tuple[int | None, ...], invalid: t
                             "the provider it verifies")
 
 
+def test_a_standard_webhooks_run_refused_with_403_names_polars_raw_key() -> None:
+    """A Polar secret the spec's decoding takes (``polar_whs_…`` is lenient base64) keys another
+    HMAC than Polar's SDK: every delivery 403, and the headline names the setting."""
+    from hookproof.headline import status_headline
+
+    headline = status_headline({403: 6}, "env:POLAR_WEBHOOK_SECRET", "standard-webhooks")
+    assert headline is not None and headline.endswith(
+        "and target.profile (standard-webhooks) the provider it verifies (a receiver verifying as Polar's SDK does "
+        "keys its HMAC with the secret as given: [target.signing] secret_encoding = \"raw\", send's "
+        "--secret-encoding raw)")
+    assert "Polar" not in (status_headline({403: 6}, "env:S", "svix") or "")
+    assert "Polar" not in (status_headline({400: 6}, "env:S", "standard-webhooks") or "")
+
+
 def test_the_secret_s_source_is_named_never_its_value() -> None:
     assert secret_sources("env:WEBHOOK_SECRET") == "env:WEBHOOK_SECRET"
     assert secret_sources(["file:secret.txt", "env:OLD"]) == "file:secret.txt, env:OLD"

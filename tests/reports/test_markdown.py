@@ -119,6 +119,31 @@ def test_the_5xx_finding_leads_its_scenario(run_report: RunReport, capsys: objec
     assert "no_server_error: evt_1 answered 500 to 4 attempt(s) (+2 more finding(s)" in " ".join(out.split())
 
 
+def test_an_effect_applied_twice_leads_before_the_5xx(run_report: RunReport, capsys: object) -> None:
+    """A racing receiver that also answered 500 (a concurrent first insert): its one console
+    line named the 500 and hid the double grant in "+3 more"; the duplicated finding, which no
+    5xx causes, now leads, then the 5xx, then what follows from it."""
+    import pytest
+
+    from hookproof.reports import CheckView
+    from hookproof.terminal import print_report
+
+    crashed = _crashed(run_report)
+    twice = CheckView("duplicated", "invalid", (FindingView(
+        "duplicated", "access:order_1", "applied 5 times instead of once; 8 delivery attempt(s) carried it",
+        "finding"),))
+    scenario = replace(crashed.scenarios[0], checks=(*crashed.scenarios[0].checks, twice))
+    report = replace(crashed, scenarios=(scenario,))
+    rows = _rows(render_markdown(report), "### Findings")[2:]
+    assert [row.split("|")[2].strip() for row in rows[:4]] == ["`duplicated`", "`no_server_error`", "`stale`",
+                                                               "`lost`"]
+    assert isinstance(capsys, pytest.CaptureFixture)
+    print_report(report, {}, "title")
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("duplicated: access:order_1 applied 5 times instead of once; 8 delivery attempt(s) carried it (+3 more "
+            "finding(s)") in out
+
+
 def test_a_passing_scenario_s_advisory_is_shown_in_the_summary_and_on_the_console(
         run_report: RunReport, capsys: object) -> None:
     """An advisory (a receiver stricter than the provider's own verifier; a slow answer) never

@@ -99,3 +99,26 @@ def test_a_race_confined_to_orders_paid_is_found_beside_a_keyed_orders_create(tm
     assert f"orders/paid {len(paid)}/{len(paid)}" in line
     (burst,) = [s for s in run.report.scenarios if s.id == "explore-burst-race"]
     assert burst.verdict == "fail"
+
+
+def test_the_bursts_sent_types_are_recorded(tmp_path: Path) -> None:
+    hit = burst_hit_rate(shop_target(tmp_path, None), repeats=3, copies=2, seed=3, provider_state=ServerState())
+    assert hit.raced == ["customers/create", "orders/paid", "app/uninstalled"]
+    assert hit.sent_types == set(hit.raced)  # the raced events' copies, all valid
+
+
+def test_the_never_sent_note_leaves_out_the_types_the_bursts_sent(tmp_path: Path) -> None:
+    """explore's note of the enabled types it never sent counted the state machine's attempts
+    alone: a type only the burst race sent (``orders/paid`` here) was named as never sent, beside
+    the burst line saying it was raced."""
+    from hookproof.commands.explore import run_explore
+
+    cfg = config_of("shopify_app", "examples.receivers.shopify_app", tmp_path)
+    run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=1, seed=3, repeats=3)
+    hit = run.hit_rate
+    assert hit is not None and hit.raced == ["customers/create", "orders/paid", "app/uninstalled"]
+    assert "orders/paid" not in run.result.sent_types  # the state machine's one example never sent it
+    note = next(n for n in run.report.notes if "this explore never sent" in n)
+    never = note.split(": its verdict")[0].rsplit(": ", 1)[1].split(", ")
+    assert "orders/cancelled" in never and [t for t in never if t in hit.sent_types | run.result.sent_types] == []
+    assert "orders/paid" not in never
