@@ -116,9 +116,7 @@ class Session:
         self.ops = ops_for(explore.profile.world, priced=fields is not None and "subscription" in fields.kinds())
         self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
                                    account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
-        self.world.sent_only(explore.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
-        if explore.checkout_modes is not None and hasattr(self.world, "checkout_modes"):
-            self.world.checkout_modes = explore.checkout_modes  # the shop's own Checkout
+        explore.tell(self.world)  # its stories are the endpoint's (a GitHub App's checks, a shop's Checkout)
         self.provider_state = provider_state
         if provider_state is not None:
             provider_state.set_world(self.world)

@@ -84,3 +84,24 @@ def _check_runs(report: RunReport) -> set[str]:
     """The ids of the check runs `report`'s deliveries carried."""
     return {a.object_id for s in report.scenarios for a in s.attempts if a.event_type.startswith("check_run.")}
 
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("node")
+def test_explore_s_schedule_of_a_checks_app_replays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """explore's world was told the App is sent the checks (a check suite per push); the schedule
+    it saves is checked, and replayed, on a world told the same: the same finding, not a usage
+    error naming a check event the untold world never emitted."""
+    from hookproof.commands import replay as replay_cmd
+    from hookproof.commands.explore import run_explore
+
+    cfg = checks_config("github_app_check_run_overwrite.js", tmp_path)
+    run = run_explore(cfg, out_dir=tmp_path / "report", max_examples=60, seed=20240601, repeats=1)
+    failure = run.result.failure
+    assert failure is not None and run.schedule_path is not None, run.lines
+    assert any(t.startswith("check_run.") for t in failure.event_types), failure.event_types
+    monkeypatch.setattr("hookproof.terminal.load", lambda _path: cfg)  # the config explore ran with
+    lines, reproduced = replay_cmd.replay_lines(tmp_path / "hookproof.toml", run.schedule_path)
+    assert reproduced, lines
+    found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
+    assert found & {f.check_id for f in failure.findings}, (lines, failure.summary())
