@@ -26,7 +26,9 @@ Business keys (`github_lifecycle.BUSINESS_KEYS`: the effects a CI/triage GitHub 
 ``comment:{full_name}#{number}`` per opened issue (a welcome comment),
 ``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
 ``ci:{full_name}@{sha}`` per pushed head (``push`` of new commits, ``pull_request.opened``,
-``pull_request.synchronize``; none for a deleted branch or a pushed tag) and ``install:{installation id}`` per installation;
+``pull_request.synchronize``; none for a deleted branch or a pushed tag; none at all for an App
+sent the checks, whose CI runs per requested check suite: `github_lifecycle.CHECKS_RUN_CI`) and
+``install:{installation id}`` per installation;
 the checks' (`github_lifecycle.BUSINESS_KEYS`): one CI job per requested check suite
 (``suite:{full_name}@{sha}:{suite id}``), one per re-run of a suite or of a check run, one per
 action a user asked of a check run.
@@ -65,7 +67,13 @@ from faker import Faker
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import github_shapes as gh
-from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, ISSUE_TYPES, STATEFUL_TYPES
+from hookproof.simulator.world.github_lifecycle import (
+    BUSINESS_KEYS,
+    CHECKS_RUN_CI,
+    GITHUB_TRANSITIONS,
+    ISSUE_TYPES,
+    STATEFUL_TYPES,
+)
 from hookproof.simulator.world.records import Record, RecordReads
 
 #: ``before`` of a created ref and ``after`` of a deleted one (GitHub's null sha).
@@ -434,8 +442,11 @@ class GitHubWorld(RecordReads):
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The App is sent the checks' events when `sends` accepts ``check_suite.requested`` (an App
         whose ``target.enabled_events`` lists ``check_suite``: `GITHUB_CHECK_TYPES`): then each push
-        to the default branch runs its CI (`run_ci`) and the stories re-run checks. Call before the
-        stories are played; an App sent none is told the stories it always was."""
+        to the default branch runs its CI (`run_ci`), the stories re-run checks, and a ``push`` or
+        ``pull_request.opened|synchronize`` owes no ``ci:`` job of its own (`CHECKS_RUN_CI`: the
+        App's CI runs per requested suite, ``suite:``; those events are still sent, with their
+        states). Call before the stories are played; an App sent none is told the stories it
+        always was."""
         self.checks_sent = sends("check_suite.requested")
 
     @contextmanager
@@ -1026,7 +1037,7 @@ class GitHubWorld(RecordReads):
             raise WorldError("same_second: more changes than one second holds")
         ids = self._check_rng if event_type.startswith(("check_suite.", "check_run.")) else self._rng  # see checks
         rec = self._objects.get(object_id)
-        key_fn = BUSINESS_KEYS.get(event_type)
+        key_fn = None if self.checks_sent and event_type in CHECKS_RUN_CI else BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(

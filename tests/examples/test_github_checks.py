@@ -32,11 +32,14 @@ LISTED = [*GITHUB_EVENT_TYPES, "check_suite", "check_run"]
 
 
 def checks_config(script: str, out: Path, enabled: list[str] | None = LISTED) -> Config:
-    """`config` for `script`, its App enabled for `enabled` (None: left out), its observer reading
-    issues', pull requests', installations' and check runs' states."""
+    """`config` for `script`, its App enabled for `enabled` (None: left out; listing ``check_suite``,
+    the App runs its CI per requested suite, ``CI_ON=check_suite``), its observer reading issues',
+    pull requests', installations' and check runs' states."""
     cfg = config("github_app", out)
     assert cfg.target.start is not None and cfg.observer is not None
-    start = cfg.target.start.model_copy(update={"command": f"node {script}"})
+    checks = enabled is not None and "check_suite" in enabled  # CI per requested suite, none per push
+    env = {**cfg.target.start.env, **({"CI_ON": "check_suite"} if checks else {})}
+    start = cfg.target.start.model_copy(update={"command": f"node {script}", "env": env})
     states = {kind: f"SELECT object_id, status FROM states WHERE kind = '{kind}'" for kind in KINDS}
     target = cfg.target.model_validate({**cfg.target.model_dump(exclude_unset=True), "start": start.model_dump(),
                                         "enabled_events": enabled})
@@ -83,7 +86,6 @@ def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script
 def _check_runs(report: RunReport) -> set[str]:
     """The ids of the check runs `report`'s deliveries carried."""
     return {a.object_id for s in report.scenarios for a in s.attempts if a.event_type.startswith("check_run.")}
-
 
 
 @pytest.mark.slow

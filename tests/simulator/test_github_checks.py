@@ -14,6 +14,7 @@ from __future__ import annotations
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES, GitHubWorld, emit_events
+from hookproof.simulator.world.github_lifecycle import CHECKS_RUN_CI
 from hookproof.simulator.world.registry import world_event_types
 
 STORIES = ("lifecycle", "effect_story", "state_story", "distinct_story", "repeat_story", "same_second_story",
@@ -28,14 +29,18 @@ def told(seed: int, story: str, checks: bool) -> tuple[GitHubWorld, list[Event]]
     return world, getattr(world, story)()
 
 
-def facts(events: list[Event]) -> list[tuple[object, ...]]:
-    return [(e.id, e.type, e.object_id, e.version, e.status, e.business_key) for e in events]
+def facts(events: list[Event], *, checks: bool = False) -> list[tuple[object, ...]]:
+    """Each event's id, type, object, version, status and key; with `checks`, the key as an App
+    sent the checks is owed it: none for a push's or a pull request's CI (`CHECKS_RUN_CI`)."""
+    return [(e.id, e.type, e.object_id, e.version, e.status,
+             None if checks and e.type in CHECKS_RUN_CI else e.business_key) for e in events]
 
 
 def test_an_app_not_sent_the_checks_is_told_what_it_always_was() -> None:
     """The profile sends the checks only to an App subscribed to them; a world not told it sends
     them emits none, and one told so tells every story with the same other events (id, type,
-    object, version, status, key): the checks draw their ids from a generator of their own. The
+    object, version, status, key, but for the ``ci:`` a push or a pull request owes an App not on
+    the checks API): the checks draw their ids from a generator of their own. The
     state story walks one push's check runs besides (a push of its own, after the rest)."""
     assert set(get_profile("github").event_types()) == set(GITHUB_EVENT_TYPES)
     assert set(get_profile("github", subscribed=GITHUB_CHECK_TYPES).event_types()) == {
@@ -46,7 +51,8 @@ def test_an_app_not_sent_the_checks_is_told_what_it_always_was() -> None:
         for story in STORIES:
             (plain, before), (_, after) = told(seed, story, False), told(seed, story, True)
             assert not [e for e in plain.events if e.type in GITHUB_CHECK_TYPES]
-            assert facts(before) == facts([e for e in after if e.type not in GITHUB_CHECK_TYPES]), story
+            assert facts(before, checks=True) == facts([e for e in after if e.type not in GITHUB_CHECK_TYPES]), story
+            assert not [e for e in after if e.type in CHECKS_RUN_CI and e.business_key is not None], story
             sent |= {e.type for e in after if e.type in GITHUB_CHECK_TYPES}
         world, walked = told(seed, "state_story", True)
         runs = [e for e in walked if e.object_type == "check_run"]
@@ -90,6 +96,22 @@ def test_a_push_runs_the_app_s_ci() -> None:
     assert bodies[1]["check_run"]["completed_at"] is None
 
 
+def test_an_app_sent_the_checks_owes_its_ci_per_suite_not_per_push() -> None:
+    """An App sent the checks runs its CI per requested suite (``suite:``); its push and pull
+    request events are still sent, with their states, and owe no ``ci:`` job of their own. The
+    same world not told the checks owes the ``ci:`` jobs, as an App on pushes alone."""
+    for checks in (True, False):
+        world = GitHubWorld(4)
+        world.sent_only(lambda t, checks=checks: checks)
+        world.push()
+        pr = world.open_pull_request()
+        world.synchronize(pr)
+        keyed = [(e.type, (e.business_key or "").split(":")[0]) for e in world.events if e.business_key]
+        ci = [("push", "ci"), ("pull_request.opened", "ci"), ("pull_request.synchronize", "ci")]
+        assert keyed == ([("check_suite.requested", "suite")] if checks else ci)
+        assert [e.status for e in world.events if e.type.startswith("pull_request.")] == ["open", "open"]
+
+
 def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
     """`check_story`: a push's CI, the whole suite re-run (``rerun:`` told apart by the suite's
     ``updated_at``), new runs, the new ``test`` run re-run alone (``rerun-run:``), a third run
@@ -117,7 +139,7 @@ def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
     assert (events[17].object_id, events[17].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
     assert events[17].extra["payload"]["requested_action"] == {"identifier": "autofix"}
     keyed = [e.business_key for e in events if e.business_key]
-    assert len(keyed) == len(set(keyed)) == 5  # the push's ci:, the suite, its re-run, a run's re-run, the action
+    assert len(keyed) == len(set(keyed)) == 4  # the suite, its re-run, a run's re-run, the action (the push: none)
     for run in runs:  # each run's statuses only move forward, its versions up
         lives = [(e.status, e.version) for e in events if e.object_id == run]
         assert lives[-1][0] == "completed" and [v for _, v in lives] == sorted({v for _, v in lives})

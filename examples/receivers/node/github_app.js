@@ -12,6 +12,8 @@
 //   push                       ci:{full_name}@{after}                 (a CI run per head; none
 //                              for a deleted branch or a push of no new commit, e.g. a tag)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
+//   (none of those with CI_ON=check_suite: an App on the checks API runs its CI per requested
+//   check suite, GitHub's "Using the REST API to interact with checks")
 //   installation.created       install:{installation.id}
 // Counts (`comment_counts`): each issue's comments, {full_name}#{number}: one up per
 // issue_comment.created, one down per issue_comment.deleted, in the delivery's transaction
@@ -44,6 +46,7 @@
 // Usage: node github_app.js
 //   WEBHOOK_SECRET  the App's webhook secret (required)
 //   PORT            port on 127.0.0.1 (default 3000); DATABASE  SQLite file (default github_app.db)
+//   CI_ON           "push" (default) or "check_suite" (subscribed to the checks: CI per requested suite)
 //   HOOKPROOF_API_BASE or GITHUB_API_URL  the REST API's base (default https://api.github.com;
 //                   hookproof sets HOOKPROOF_API_BASE), HOOKPROOF_API_KEY or GITHUB_TOKEN its token
 //   POST /webhooks  the webhook; GET /healthz  readiness.
@@ -101,10 +104,13 @@ export const defaultApi = () => ({
 // twin) writes each as it arrives. `suiteJobs`: "claimed" (this App) starts a requested check suite's
 // job in the delivery's transaction, once; "every-delivery" (a twin) before the claim, on every
 // delivery. `checkRuns`: "newest" (this App) writes a check run's status over an older one only;
-// "arrival" (a twin) writes each as it arrives.
+// "arrival" (a twin) writes each as it arrives. `ciOn` ($CI_ON): "push" (an App not on the checks
+// API) starts a CI job per pushed head; "check_suite" (an App subscribed to check_suite and
+// check_run) per requested check suite only, a push or pull request starting none.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
                            applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
-                           installations = "newest", suiteJobs = "claimed", checkRuns = "newest" }) {
+                           installations = "newest", suiteJobs = "claimed", checkRuns = "newest",
+                           ciOn = process.env.CI_ON || "push" }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -198,10 +204,12 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   webhooks.on("issue_comment.deleted", (event) => onIssue(event, [comments(event.payload, -1)]));
   // A CI run per pushed head: none for a deleted branch (`after` is all zeros) or a push of
   // no new commit (a tag, or a branch created on a commit pushed before).
-  webhooks.on("push", ({ id, name, payload }) => apply(id, name, payload.deleted || payload.commits.length === 0
-    ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
-  webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event,
-    [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]]));
+  // An App on the checks API (`ciOn` "check_suite") runs its CI per requested check suite instead.
+  const perPush = ciOn !== "check_suite";
+  webhooks.on("push", ({ id, name, payload }) => apply(id, name, !perPush || payload.deleted
+    || payload.commits.length === 0 ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
+  webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event, perPush
+    ? [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]] : []));
   webhooks.on(["pull_request.edited", "pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
   // An installation's state and when it last changed (its updated_at: Unix seconds, or an ISO
   // time, as GitHub's installation object allows either), as ISO text, which orders as time does.
