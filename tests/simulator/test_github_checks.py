@@ -11,6 +11,8 @@ against ``@octokit/webhooks-schemas`` in `tests/simulator/test_github_fidelity.p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES, GitHubWorld, emit_events
@@ -177,3 +179,30 @@ def test_the_checks_are_the_app_s_own_and_delivered_under_their_event_names() ->
         assert envelope.headers["X-GitHub-Hook-Installation-Target-ID"] == str(obj["app"]["id"]) == str(gh.APP_ID)
         assert obj["app"]["slug"] == gh.APP_SLUG and body["installation"]["id"] == world.installation_id
         assert list(body)[:2] == ["action", event.type.split(".")[0]]
+
+
+def test_a_github_app_listing_some_actions_of_an_event_is_noted(tmp_path: Path) -> None:
+    """A GitHub App subscribes to whole events: ``enabled_events`` listing ``check_suite.requested``
+    but not its other actions is accepted (hookproof sends the listed ones) with a note naming the
+    events, the actions left unsent and the names to list instead; bare names, or every action
+    of an event, get none."""
+    from hookproof.config import load_config
+    from hookproof.unsent import unmodelled_note
+
+    def note(enabled: list[str]) -> str | None:
+        path = tmp_path / "hookproof.toml"
+        path.write_text("\n".join([
+            "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "github"', 'secret = "gh_secret_0123"',
+            f"enabled_events = [{', '.join(repr(e).replace(chr(39), chr(34)) for e in enabled)}]", "",
+            "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key FROM e"', ""]),
+            encoding="utf-8")
+        return unmodelled_note(load_config(path))
+
+    assert note(["check_suite.requested", "check_run.rerequested", "check_run.requested_action",
+                 "check_suite.rerequested"]) == (
+        "target.enabled_events lists some actions of check_suite, check_run, but a GitHub App subscribes to whole "
+        "events and GitHub sends it every action of them: hookproof sends only the listed ones, so the handling of "
+        "check_suite.completed, check_run.created, check_run.completed is not certified (list \"check_suite\", "
+        "\"check_run\" in target.enabled_events to be sent every action)")
+    assert note(["check_suite", "check_run", "push", "pull_request"]) is None
+    assert note([*GITHUB_EVENT_TYPES, *GITHUB_CHECK_TYPES]) is None
