@@ -564,16 +564,22 @@ class GitHubWorld(RecordReads):
 
     def rerun_checks(self, head_sha: str) -> list[str]:
         """A user re-runs the completed CI of pushed head `head_sha`: the whole suite
-        (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`), then asks the
-        new ``lint`` run for its ``autofix`` action (`request_action`). Returns the ids of the
-        suite's runs made by the re-runs. Raises WorldError for a head without a suite."""
+        (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`) and ``test``
+        again (the run that re-run made: a second "Re-run" of one check, a run of its own), then
+        asks the new ``lint`` run for its ``autofix`` action (`request_action`), then re-runs the
+        whole suite a second time. Each re-run owes its own job: a suite keeps its id, so its
+        re-runs are told apart by the suite's ``updated_at``, which each re-request moves
+        (``rerun:``); a check run's re-runs by the id of the run re-requested, each re-run making a
+        new run (``rerun-run:``). Returns the ids of the suite's runs made by the re-runs. Raises
+        WorldError for a head without a suite."""
         suite = self.suite_of(head_sha)
         if suite is None:
             raise WorldError(f"no check suite for {head_sha}", object_id=head_sha)
         lint, test = self.rerequest_suite(suite)
         again = self.rerequest_check_run(test)
+        third = self.rerequest_check_run(again)
         self.request_action(lint)
-        return [lint, test, again]
+        return [lint, test, again, third, *self.rerequest_suite(suite)]
 
     def check_story(self) -> list[Event]:
         """A push's CI and its re-runs, told as to an App sent the checks' events (`checks`): the

@@ -3,13 +3,16 @@
 An App whose ``target.enabled_events`` lists ``check_suite`` and ``check_run`` is sent, after each
 push to the default branch, the App's check suite requested, its check runs created (``lint``
 queued, ``test`` in progress) and completed, the suite completed; in the effect story the suite
-re-run, a run re-run and an action asked of a run (`GitHubWorld.check_story`). It owes one CI job
+re-run twice, ``test`` re-run twice and an action asked of a run (`GitHubWorld.rerun_checks`). It
+owes no ``ci:`` job per push or pull request (its CI runs per suite). It owes one CI job
 per requested suite and per re-run (``suite:``, ``rerun:``, ``rerun-run:``, ``action:``) and each
 check run's last status. `github_app.js` starts each job in the delivery's transaction and keeps
 a run's status only over an older one (its ``completed_at`` or ``started_at``, then the status's
 rank); `github_app_check_suite_every_delivery.js` starts a requested suite's job before the claim
 (a redelivery starts a second: ``duplicated``), `github_app_check_run_overwrite.js` writes each
-run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``).
+run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``),
+`github_app_rerun_once.js` keys re-runs by the suite's id and the check's name (the second re-run
+of each starts no job: ``lost``).
 Needs node and ``npm ci`` in examples/receivers/node, as `tests/examples/test_github_app.py`.
 """
 
@@ -52,6 +55,7 @@ SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "sender-timeout", "
 DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-concurrent", "sender-timeout",
                                           "dropped-response", "mass-redelivery", "mass-redelivery-window")}
 MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
+SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "stale-after-newer")}
 
 
 @pytest.mark.slow
@@ -60,6 +64,7 @@ MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
     ("github_app.js", LISTED, {}),
     ("github_app_check_suite_every_delivery.js", LISTED, DOUBLE_JOB),
     ("github_app_check_run_overwrite.js", LISTED, MOVED_BACK),
+    ("github_app_rerun_once.js", LISTED, SECOND_RERUN_LOST),
     ("github_app_check_suite_every_delivery.js", None, {}),
 ])
 def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script: str, enabled: list[str] | None,
@@ -78,6 +83,8 @@ def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script
         assert {str(f.key) for _, f in findings} <= {e for e in _check_runs(report)}
         assert all(re.search(r"(final state is|to) (queued|in_progress) \(event [0-9a-f-]+, check_run\.created\)",
                              f.message) and "completed (event" in f.message for _, f in findings), findings
+    if failed is SECOND_RERUN_LOST:  # each the second re-run of the suite or of the check `test`
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"rerun", "rerun-run"}, findings
     walked = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
     if enabled is not None:  # the issues, pull requests and installation, and the push's two check runs
         assert walked["reorder"] == 5 and walked["stale-after-newer"] == 8, walked

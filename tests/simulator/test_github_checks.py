@@ -117,31 +117,38 @@ def test_an_app_sent_the_checks_owes_its_ci_per_suite_not_per_push() -> None:
 def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
     """`check_story`: a push's CI, the whole suite re-run (``rerun:`` told apart by the suite's
     ``updated_at``), new runs, the new ``test`` run re-run alone (``rerun-run:``), a third run
-    made, an ``autofix`` asked of the new ``lint`` (``action:``); no completed run is reset."""
+    made, that run re-run again (a second "Re-run" of ``test``: its own ``rerun-run:``, by the
+    run's id), an ``autofix`` asked of the new ``lint`` (``action:``), the whole suite re-run a
+    second time (its own ``rerun:``: the suite keeps its id, its ``updated_at`` moved); no
+    completed run is reset."""
     world = GitHubWorld(4)
     events = world.check_story()
     assert not world.checks_sent  # told as to an App sent them, and left as it was
-    assert [e.type for e in events] == [
-        "push", "check_suite.requested", "check_run.created", "check_run.created", "check_run.completed",
-        "check_run.completed", "check_suite.completed",
-        "check_suite.rerequested", "check_run.created", "check_run.created", "check_run.completed",
-        "check_run.completed", "check_suite.completed",
-        "check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed",
-        "check_run.requested_action"]
+    ci = ["check_run.created", "check_run.created", "check_run.completed", "check_run.completed",
+          "check_suite.completed"]
+    one = ["check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed"]
+    assert [e.type for e in events] == ["push", "check_suite.requested", *ci, "check_suite.rerequested", *ci,
+                                        *one, *one, "check_run.requested_action", "check_suite.rerequested", *ci]
     suite = events[1].object_id
     runs = world.runs_of(suite)
-    assert len(runs) == 5 and len(set(runs)) == 5
+    assert len(runs) == 8 and len(set(runs)) == 8
     full = world.repository()["full_name"]
     head = events[0].extra["payload"]["after"]
-    rerun = events[7].extra["payload"]["check_suite"]
-    assert events[7].business_key == f"rerun:{full}@{head}:{suite}:{rerun['updated_at']}"
-    assert rerun["updated_at"] > events[6].extra["payload"]["check_suite"]["updated_at"]
+    reruns = [e for e in events if e.type == "check_suite.rerequested"]
+    bodies = [e.extra["payload"]["check_suite"] for e in reruns]
+    assert [e.business_key for e in reruns] == [f"rerun:{full}@{head}:{suite}:{b['updated_at']}" for b in bodies]
+    assert [b["id"] for b in bodies] == [int(suite)] * 2 and bodies[0]["updated_at"] < bodies[1]["updated_at"]
+    assert bodies[0]["updated_at"] > events[6].extra["payload"]["check_suite"]["updated_at"]
     assert (events[13].object_id, events[13].status) == (runs[3], "completed")
     assert events[13].business_key == f"rerun-run:{full}@{head}:{runs[3]}"
-    assert (events[17].object_id, events[17].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
-    assert events[17].extra["payload"]["requested_action"] == {"identifier": "autofix"}
+    assert (events[17].object_id, events[17].status) == (runs[4], "completed")  # the run the first re-run made
+    assert events[17].business_key == f"rerun-run:{full}@{head}:{runs[4]}"
+    assert {events[13].extra["payload"]["check_run"]["name"], events[17].extra["payload"]["check_run"]["name"]} \
+        == {"test"}
+    assert (events[21].object_id, events[21].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
+    assert events[21].extra["payload"]["requested_action"] == {"identifier": "autofix"}
     keyed = [e.business_key for e in events if e.business_key]
-    assert len(keyed) == len(set(keyed)) == 4  # the suite, its re-run, a run's re-run, the action (the push: none)
+    assert len(keyed) == len(set(keyed)) == 6  # the suite, its two re-runs, a check's two re-runs, the action
     for run in runs:  # each run's statuses only move forward, its versions up
         lives = [(e.status, e.version) for e in events if e.object_id == run]
         assert lives[-1][0] == "completed" and [v for _, v in lives] == sorted({v for _, v in lives})

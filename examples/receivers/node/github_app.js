@@ -63,7 +63,9 @@
 // installation event's state as it arrives: a late installation.created reactivates a deleted one),
 // github_app_check_suite_every_delivery.js (starts a requested check suite's CI job before the
 // claim: a redelivered check_suite.requested starts a second job), github_app_check_run_overwrite.js
-// (stores each check run's status as it arrives: a late check_run.created moves a completed run back).
+// (stores each check run's status as it arrives: a late check_run.created moves a completed run back),
+// github_app_rerun_once.js (a suite's re-run keyed by the suite's id, a check run's by its name: a
+// second "Re-run" of either is dropped).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -81,6 +83,7 @@ export function openDatabase(path) {
     CREATE TABLE IF NOT EXISTS states (object_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
                                        updated_at TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS comment_counts (object_id TEXT PRIMARY KEY, comments INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS reruns_seen (rerun TEXT PRIMARY KEY);
   `);
   return db;
 }
@@ -106,12 +109,15 @@ export const defaultApi = () => ({
 // delivery. `checkRuns`: "newest" (this App) writes a check run's status over an older one only;
 // "arrival" (a twin) writes each as it arrives. `ciOn` ($CI_ON): "push" (an App not on the checks
 // API) starts a CI job per pushed head; "check_suite" (an App subscribed to check_suite and
-// check_run) per requested check suite only, a push or pull request starting none.
+// check_run) per requested check suite only, a push or pull request starting none. `reruns`:
+// "each" (this App) starts a job per re-run delivery; "once" (a twin) keys a suite's re-run by the
+// suite's id and a check run's by its suite and name, so a second "Re-run" of either starts none.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
                            applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
                            installations = "newest", suiteJobs = "claimed", checkRuns = "newest",
-                           ciOn = process.env.CI_ON || "push" }) {
+                           ciOn = process.env.CI_ON || "push", reruns = "each" }) {
   const webhooks = new Webhooks({ secret });
+  const seen = db.prepare("INSERT INTO reruns_seen (rerun) VALUES (?) ON CONFLICT DO NOTHING");
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
   const setState = db.prepare(`
@@ -146,6 +152,7 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
       else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
       else if (kind === "installation") setInstallation.run(...args);
       else if (kind === "job") { if (suiteJobs !== "every-delivery") addEffect.run(args[0], id); }
+      else if (kind === "rerun") { if (reruns !== "once" || seen.run(args[1]).changes > 0) addEffect.run(args[0], id); }
       else if (kind === "check_run") setCheckRun.run(...args);
       else setState.run(...args);
     }
@@ -234,13 +241,14 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   };
   webhooks.on("check_suite.requested", ({ id, name, payload }) => apply(id, name, [
     ["job", `suite:${head(payload, payload.check_suite)}:${payload.check_suite.id}`]], payload));
-  webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["effect",
-    `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`]],
-  payload));
+  webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["rerun",
+    `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`,
+    `suite:${payload.check_suite.id}`]], payload));
   webhooks.on(["check_run.created", "check_run.completed"], ({ id, name, payload }) => apply(id, name,
     [checkRun(payload)], payload));
   webhooks.on("check_run.rerequested", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
-    ["effect", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`]], payload));
+    ["rerun", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`,
+      `run:${payload.check_run.check_suite.id}:${payload.check_run.name}`]], payload));
   webhooks.on("check_run.requested_action", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
     ["effect", `action:${head(payload, payload.check_run)}:${payload.check_run.id}:`
       + payload.requested_action.identifier]], payload));
