@@ -739,7 +739,9 @@ class GitHubWorld(RecordReads):
         return [e for e in self.events[start:] if e.object_id in walked]
 
     def distinct_story(self) -> list[Event]:
-        """Several effects of one object: two comments on one issue, two pushes to one pull request."""
+        """Several effects of one object: two comments on one issue, two pushes to one pull request;
+        to an App sent the checks' events (`checks_sent`), a check suite requested and re-run twice
+        (``suite:`` and two ``rerun:``, one suite id: `rerun_checks`)."""
         start = len(self.events)
         issue = self.open_issue()
         self.comment(issue)
@@ -747,7 +749,11 @@ class GitHubWorld(RecordReads):
         pr = self.open_pull_request()
         self.synchronize(pr)
         self.synchronize(pr)
-        return [e for e in self.events[start:] if e.type in ("issue_comment.created", "pull_request.synchronize")]
+        types = ["issue_comment.created", "pull_request.synchronize"]
+        if self.checks_sent:
+            self.rerun_checks(self.push())
+            types += ["check_suite.requested", "check_suite.rerequested"]
+        return [e for e in self.events[start:] if e.type in types]
 
     def repeat_story(self) -> list[Event]:
         """The repeated lifecycles GitHub sends about one object, each change its own delivery:

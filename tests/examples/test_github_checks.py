@@ -51,7 +51,7 @@ def checks_config(script: str, out: Path, enabled: list[str] | None = LISTED) ->
 
 
 SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
-             "stale-after-newer", "mass-redelivery", "mass-redelivery-window"]
+             "stale-after-newer", "mass-redelivery", "mass-redelivery-window", "distinct-events-same-object"]
 DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-concurrent", "sender-timeout",
                                           "dropped-response", "mass-redelivery", "mass-redelivery-window")}
 MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}

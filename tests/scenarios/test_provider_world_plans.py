@@ -213,3 +213,22 @@ def test_provider_api_transient_says_a_ci_app_s_effects_are_on_objects_the_api_d
                            "check_run.rerequested, check_run.requested_action) are about objects the provider API "
                            "does not serve: it serves issue, pull_request, and the receiver is sent no effectful "
                            "event about one (enabled_events), so no fetch of it can fail")
+
+
+def test_distinct_events_sends_a_ci_app_its_suite_requested_and_re_run_twice() -> None:
+    """A CI App sent only the checks: one check suite owes a job when requested and one per re-run
+    (``suite:``, two ``rerun:``, one suite id), so the scenario sends those, not an n/a reason
+    naming the comments' and pull requests' types alone."""
+    from hookproof.simulator.world import GITHUB_CHECK_TYPES
+
+    profile = get_profile("github", subscribed=list(GITHUB_CHECK_TYPES))
+    world = new_world(profile.world, 2)
+    world.sent_only(lambda t: t in GITHUB_CHECK_TYPES)
+    plan = CATALOG["distinct-events-same-object"].plan(
+        Context(profile=profile, enabled=frozenset(GITHUB_CHECK_TYPES)), world)  # type: ignore[arg-type]
+    assert isinstance(plan, Plan), plan
+    events = [e for phase in plan.phases for e in phase.events]
+    assert [e.type for e in events] == ["check_suite.requested", "check_suite.rerequested", "check_suite.rerequested"]
+    assert len({e.object_id for e in events}) == 1
+    assert [str(e.business_key).split(":")[0] for e in events] == ["suite", "rerun", "rerun"]
+    assert len({e.business_key for e in events}) == 3
