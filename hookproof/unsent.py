@@ -37,9 +37,12 @@ def unmodelled_note(cfg: "Config") -> str | None:
     not model (`TargetConfig.unmodelled_types`: a Stripe endpoint's ``invoice.finalized``), and the
     optional types ``[business_keys]`` or ``[counters]`` names that the endpoint is not subscribed
     to (`Config.unsubscribed_named`: Stripe's ``invoice.payment_succeeded`` where
-    ``target.enabled_events`` does not list it), saying how to be sent them; no run sends either.
-    None when there are none. Certify, explore and storm add it to their notes."""
+    ``target.enabled_events`` does not list it), saying how to be sent them; no run sends either;
+    and a GitHub App's actions listed apart (`github_actions_note`). None when there are none.
+    Certify, explore and storm add it to their notes."""
     parts = []
+    if (actions := github_actions_note(cfg)) is not None:
+        parts.append(actions)
     if unmodelled := cfg.target.unmodelled_types():
         parts.append(f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified")
     if unlisted := cfg.unsubscribed_named():
@@ -47,6 +50,31 @@ def unmodelled_note(cfg: "Config") -> str | None:
         parts.append(f"named but not sent: {', '.join(unlisted)}; hookproof sends {one} only to an endpoint whose "
                      f"target.enabled_events lists {one} (list {one} there to certify {its} handling)")
     return ". ".join(parts) or None
+
+
+def github_actions_note(cfg: "Config") -> str | None:
+    """Under the github profile, the note naming the events ``target.enabled_events`` lists some
+    actions of but not all (``check_suite.requested`` without ``.rerequested`` and ``.completed``):
+    a GitHub App subscribes to whole events and GitHub sends it every action of them
+    (docs.github.com "Webhook events and payloads"; "Using webhooks with GitHub Apps"), while
+    hookproof sends only the listed actions, so the others' handling is not certified; it says
+    to list the event's name instead. None otherwise (a bare name, ``"check_suite"``, is every
+    action: `config_model.github_event_actions`)."""
+    from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
+
+    listed = cfg.target.enabled_events
+    if cfg.target.profile != "github" or not listed:
+        return None
+    every = GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES
+    partial = [event for event in dict.fromkeys(t.split(".")[0] for t in listed if "." in t)
+               if not {t for t in every if t.startswith(f"{event}.")} <= set(listed)]
+    if not partial:
+        return None
+    names = ", ".join(f'"{e}"' for e in partial)
+    left = ", ".join(t for t in every if t.split(".")[0] in partial and t not in listed)
+    return (f"target.enabled_events lists some actions of {', '.join(partial)}, but a GitHub App subscribes to "
+            f"whole events and GitHub sends it every action of them: hookproof sends only the listed ones, so the "
+            f"handling of {left} is not certified (list {names} in target.enabled_events to be sent every action)")
 
 
 def unmodelled_version_note(cfg: "Config") -> str | None:

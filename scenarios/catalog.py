@@ -1099,8 +1099,8 @@ def _oversized(ctx: Context, w: Any) -> Plan | NotApplicable:
         return NotApplicable(ctx.profile.no_big_body)
     big: Event = make(OVERSIZE_BYTES)
     if not ctx.sends(big.type):
-        return NotApplicable(f"the receiver is sent no {big.type} events (enabled_events), the type "
-                             f"{ctx.profile.title}'s payloads of several megabytes are")
+        return NotApplicable(f"the receiver is sent no {big.type} events (enabled_events), and those are "
+                             f"{ctx.profile.title}'s deliveries of several megabytes (it sends no other body that large)")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))
 

@@ -82,6 +82,28 @@ class ExploreTarget:
         return self.profile.provider_type(world_type) is not None and (self.enabled is None
                                                                        or world_type in self.enabled)
 
+    def tell(self, world: Any) -> None:
+        """Tell a fresh `world` what this endpoint is sent (`tell_world`): every world an example,
+        a replay or a schedule's check plays steps on is told the same."""
+        tell_world(world, self.sends_type, self.checkout_modes)
+
+
+def tell_world(world: Any, sends_type: Callable[[str], bool], checkout_modes: frozenset[str] | None) -> None:
+    """Tell a fresh `world`, before any step plays, the endpoint's types (`sends_type` of a world
+    type name: ``World.sent_only``, a GitHub App's checks, Stripe's ``invoice.payment_succeeded``)
+    and the shop's Checkout modes (`checkout_modes`, None: both), as explore's sessions are told:
+    what an operation emits depends on both."""
+    world.sent_only(sends_type)  # its stories are the endpoint's (a Checkout intent's license)
+    if checkout_modes is not None and hasattr(world, "checkout_modes"):
+        world.checkout_modes = checkout_modes  # the shop's own Checkout
+
+
+def sends_of(profile: Profile, enabled: frozenset[str] | None) -> Callable[[str], bool]:
+    """`ExploreTarget.sends_type` of an endpoint sent `enabled` (world names; None: every type
+    `profile` sends), without a receiver."""
+    return lambda world_type: profile.provider_type(world_type) is not None and (enabled is None
+                                                                                 or world_type in enabled)
+
 
 def shared_target(target: Target, observe: Callable[[], Observation], profile: Profile, secrets: Sequence[str],
                   **options: Any) -> ExploreTarget:

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, Sequence, Union
+from typing import Annotated, Any, Callable, Literal, Mapping, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -399,15 +399,19 @@ def _step(data: Any, where: str, ops: Sequence[str]) -> StepModel:
         raise ScheduleError(f"{where}: {key} must be text, got {data.get(key)!r}") from None
 
 
-def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
-                  world_kind: str | None = None) -> tuple[int, list[Step], dict[str, Any]]:
+def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *, world_kind: str | None = None,
+                  tell: Callable[[Any], None] | None = None) -> tuple[int, list[Step], dict[str, Any]]:
     """Read and check a schedule file before anything runs: (seed, steps, the whole document).
 
     The file is a `ScheduleDocument` whose steps are `StepModel`s; every step is then
     checked against the world the seed builds (`seed` overrides the file's), of the kind
     the file's ``profile`` sends from (billing when it names none; `world_kind` when given: a
     user catalog's kind, which the profile's name alone does not tell): each emit is a legal
-    operation of that world, and each delivery names an event emitted by then. The returned
+    operation of that world, and each delivery names an event emitted by then. `tell(world)`
+    tells that world, before any step, what the endpoint is sent, as explore's sessions were told
+    (`explore_targets.tell_world`: a GitHub App sent the checks gets a check suite per push, a
+    Stripe endpoint sent ``invoice.payment_succeeded`` one per paid invoice; `hookproof replay`
+    tells it from the config); None: a world told nothing (every profile's default). The returned
     document's ``events`` are the world's event types as that run emits them. Raises OSError
     when the file cannot be read, ScheduleError (one line, naming a bad step's number
     and op) when it is not a replayable schedule.
@@ -429,6 +433,8 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
     except ValueError as exc:
         raise bad(f"profile: {exc}") from None
     world = new_world_of(kind, run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    if tell is not None:
+        tell(world)
     ops = ("emit", "advance_clock", "api_fault", *DELIVERY_OPS)
     # oversize is no mutation of a schedule's events: only a world's own big event is sent that large
     mutations = [m.value for m in Mutation if m is not Mutation.OVERSIZE]

@@ -99,11 +99,8 @@ def session_world(kind: str, seed: int, salt: str, **options: Any) -> Any:
 
 
 def _told(explore: ExploreTarget, world: Any) -> Any:
-    """`world` told what the endpoint is sent (its stories are the endpoint's: a Checkout
-    intent's license) and the shop's own Checkout modes; returns it."""
-    world.sent_only(explore.sends_type)
-    if explore.checkout_modes is not None and hasattr(world, "checkout_modes"):
-        world.checkout_modes = explore.checkout_modes
+    """`world` told what the endpoint is sent (`ExploreTarget.tell`); returns it."""
+    explore.tell(world)
     return world
 
 

@@ -196,7 +196,7 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     the API serves: a later event of the object would fetch it again and hide an
     acknowledged failure). A provider that never retries on its own (GitHub) gets a manual
     redelivery of the same events, as `_redelivered`."""
-    from hookproof.scenarios.catalog import ApiFault, NotApplicable, Phase, Plan, _need, effect_events
+    from hookproof.scenarios.catalog import ApiFault, NotApplicable, Phase, Plan, _need, effect_events, owes
 
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
@@ -204,10 +204,16 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     if not served:
         return _untold(ctx)
     firsts: dict[str, Any] = {}
-    for e in effect_events(ctx, w):
+    effectful = effect_events(ctx, w)
+    for e in effectful:
         if e.object_type in served:
             firsts.setdefault(e.object_id, e)
     events = _unchanged_when_served(w, list(firsts.values()) + _last_states(ctx, w, _state_types(w)))
+    if not events and effectful:  # effects owed, none on an object the API serves (a CI App's check suites)
+        types = ", ".join(dict.fromkeys(e.type for e in effectful if owes(ctx, e)))
+        return NotApplicable(f"the receiver's effectful events ({types}) are about objects the provider API does "
+                             f"not serve: it serves {', '.join(sorted(served))}, and the receiver is sent no "
+                             f"effectful event about one (enabled_events), so no fetch of it can fail")
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     faults = {e.object_id: ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)

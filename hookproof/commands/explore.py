@@ -59,6 +59,17 @@ class ExploreRun:
         return 0 if self.report.verdict == "pass" else 1
 
 
+def explore_options(cfg: "Config") -> dict[str, Any]:
+    """The `ExploreTarget` keywords `cfg` sets: ``live``, ``account``, ``enabled`` (the world's
+    names of the ``enabled_events``, a frozenset; None: all), ``keys``, ``state_fields`` and
+    ``checkout_modes`` (what explore's worlds are told, and replay's check of a schedule)."""
+    enabled = cfg.enabled_types()
+    return dict(live=cfg.target.live, account=cfg.target.account,
+                enabled=frozenset(enabled) if enabled is not None else None,
+                keys=cfg.key_mapping(), state_fields=cfg.state_field_map(),
+                checkout_modes=cfg.target.shop_checkout_modes())
+
+
 @contextlib.contextmanager
 def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTarget", Any]]:
     """The configured receiver as an ExploreTarget, with what it needs running.
@@ -87,11 +98,7 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = cfg.profile()  # with [catalog], the user's own events
-    enabled = cfg.enabled_types()  # the world's names of the enabled events (None: all)
-    options: dict[str, Any] = dict(live=cfg.target.live, account=cfg.target.account,
-                                   enabled=frozenset(enabled) if enabled is not None else None,
-                                   keys=cfg.key_mapping(), state_fields=cfg.state_field_map(),
-                                   checkout_modes=cfg.target.shop_checkout_modes())
+    options = explore_options(cfg)
     if cfg.target.app is not None:
         # For the in-process app only while the search runs: a run inside a longer-lived
         # process (the pytest plugin, a test) must not leave it to the receivers started later.

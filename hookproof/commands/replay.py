@@ -82,15 +82,16 @@ def nothing_to_replay(path: Path) -> tuple[str, bool] | None:
 
 
 def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] = None,
-                  ) -> tuple[int, list["Step"], dict[str, Any]]:
+                  tell: Optional[Callable[[Any], None]] = None) -> tuple[int, list["Step"], dict[str, Any]]:
     """`scenarios.statemachine.load_schedule` for the command line: (seed, steps,
     document), or UsageError with one line naming the file (and a bad step). `world`: the
-    config's world kind when its profile sends a user catalog."""
+    config's world kind when its profile sends a user catalog; `tell`: what the world is told
+    of the endpoint before the steps are checked (`explore_targets.tell_world`)."""
     from hookproof.errors import UsageError
     from hookproof.scenarios.statemachine import ScheduleError, load_schedule
 
     try:
-        return load_schedule(path, seed, world_kind=world)
+        return load_schedule(path, seed, world_kind=world, tell=tell)
     except OSError as exc:
         raise UsageError(f"cannot read schedule {path}: {(exc.strerror or type(exc).__name__).lower()}") from None
     except ScheduleError as exc:
@@ -164,10 +165,11 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
     Raises UsageError (one line) for a bad schedule, a config of another profile, or a
     target off this machine without `allow_remote` (`hookproof.loopback`, before the
     receiver is started or reached)."""
-    from hookproof.commands.explore import explore_target
+    from hookproof.commands.explore import explore_options, explore_target
     from hookproof.deadline import run_deadline
     from hookproof.errors import UsageError
     from hookproof.loopback import check_loopback_url
+    from hookproof.scenarios.explore_targets import sends_of, tell_world
     from hookproof.scenarios.schedules import teardown_line
     from hookproof.scenarios.statemachine import format_step, replay
     from hookproof.terminal import load
@@ -176,7 +178,10 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
     check_loopback_url(cfg.target.url, allow_remote, command="replay", sends=SENDS)
     profile = cfg.profile()  # with [catalog], the user's own events
     world = profile.world if cfg.catalog is not None else None  # a user catalog's world kind
-    run_seed, steps, doc = read_schedule(schedule, seed, world)
+    options = explore_options(cfg)  # the endpoint as explore's world was told it (enabled_events, Checkout)
+    sends = sends_of(profile, options["enabled"])
+    run_seed, steps, doc = read_schedule(schedule, seed, world,
+                                         lambda w: tell_world(w, sends, options["checkout_modes"]))
     found_under = doc.get("profile")
     if isinstance(found_under, str) and found_under and found_under != profile.name:
         raise UsageError(f"{schedule}: explore found it under the {found_under} profile, but {config} sends as "

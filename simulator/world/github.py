@@ -26,7 +26,9 @@ Business keys (`github_lifecycle.BUSINESS_KEYS`: the effects a CI/triage GitHub 
 ``comment:{full_name}#{number}`` per opened issue (a welcome comment),
 ``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
 ``ci:{full_name}@{sha}`` per pushed head (``push`` of new commits, ``pull_request.opened``,
-``pull_request.synchronize``; none for a deleted branch or a pushed tag) and ``install:{installation id}`` per installation;
+``pull_request.synchronize``; none for a deleted branch or a pushed tag; none at all for an App
+sent the checks, whose CI runs per requested check suite: `github_lifecycle.CHECKS_RUN_CI`) and
+``install:{installation id}`` per installation;
 the checks' (`github_lifecycle.BUSINESS_KEYS`): one CI job per requested check suite
 (``suite:{full_name}@{sha}:{suite id}``), one per re-run of a suite or of a check run, one per
 action a user asked of a check run.
@@ -65,7 +67,13 @@ from faker import Faker
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import github_shapes as gh
-from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, ISSUE_TYPES, STATEFUL_TYPES
+from hookproof.simulator.world.github_lifecycle import (
+    BUSINESS_KEYS,
+    CHECKS_RUN_CI,
+    GITHUB_TRANSITIONS,
+    ISSUE_TYPES,
+    STATEFUL_TYPES,
+)
 from hookproof.simulator.world.records import Record, RecordReads
 
 #: ``before`` of a created ref and ``after`` of a deleted one (GitHub's null sha).
@@ -434,8 +442,11 @@ class GitHubWorld(RecordReads):
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The App is sent the checks' events when `sends` accepts ``check_suite.requested`` (an App
         whose ``target.enabled_events`` lists ``check_suite``: `GITHUB_CHECK_TYPES`): then each push
-        to the default branch runs its CI (`run_ci`) and the stories re-run checks. Call before the
-        stories are played; an App sent none is told the stories it always was."""
+        to the default branch runs its CI (`run_ci`), the stories re-run checks, and a ``push`` or
+        ``pull_request.opened|synchronize`` owes no ``ci:`` job of its own (`CHECKS_RUN_CI`: the
+        App's CI runs per requested suite, ``suite:``; those events are still sent, with their
+        states). Call before the stories are played; an App sent none is told the stories it
+        always was."""
         self.checks_sent = sends("check_suite.requested")
 
     @contextmanager
@@ -553,16 +564,22 @@ class GitHubWorld(RecordReads):
 
     def rerun_checks(self, head_sha: str) -> list[str]:
         """A user re-runs the completed CI of pushed head `head_sha`: the whole suite
-        (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`), then asks the
-        new ``lint`` run for its ``autofix`` action (`request_action`). Returns the ids of the
-        suite's runs made by the re-runs. Raises WorldError for a head without a suite."""
+        (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`) and ``test``
+        again (the run that re-run made: a second "Re-run" of one check, a run of its own), then
+        asks the new ``lint`` run for its ``autofix`` action (`request_action`), then re-runs the
+        whole suite a second time. Each re-run owes its own job: a suite keeps its id, so its
+        re-runs are told apart by the suite's ``updated_at``, which each re-request moves
+        (``rerun:``); a check run's re-runs by the id of the run re-requested, each re-run making a
+        new run (``rerun-run:``). Returns the ids of the suite's runs made by the re-runs. Raises
+        WorldError for a head without a suite."""
         suite = self.suite_of(head_sha)
         if suite is None:
             raise WorldError(f"no check suite for {head_sha}", object_id=head_sha)
         lint, test = self.rerequest_suite(suite)
         again = self.rerequest_check_run(test)
+        third = self.rerequest_check_run(again)
         self.request_action(lint)
-        return [lint, test, again]
+        return [lint, test, again, third, *self.rerequest_suite(suite)]
 
     def check_story(self) -> list[Event]:
         """A push's CI and its re-runs, told as to an App sent the checks' events (`checks`): the
@@ -722,7 +739,9 @@ class GitHubWorld(RecordReads):
         return [e for e in self.events[start:] if e.object_id in walked]
 
     def distinct_story(self) -> list[Event]:
-        """Several effects of one object: two comments on one issue, two pushes to one pull request."""
+        """Several effects of one object: two comments on one issue, two pushes to one pull request;
+        to an App sent the checks' events (`checks_sent`), a check suite requested and re-run twice
+        (``suite:`` and two ``rerun:``, one suite id: `rerun_checks`)."""
         start = len(self.events)
         issue = self.open_issue()
         self.comment(issue)
@@ -730,7 +749,11 @@ class GitHubWorld(RecordReads):
         pr = self.open_pull_request()
         self.synchronize(pr)
         self.synchronize(pr)
-        return [e for e in self.events[start:] if e.type in ("issue_comment.created", "pull_request.synchronize")]
+        types = ["issue_comment.created", "pull_request.synchronize"]
+        if self.checks_sent:
+            self.rerun_checks(self.push())
+            types += ["check_suite.requested", "check_suite.rerequested"]
+        return [e for e in self.events[start:] if e.type in types]
 
     def repeat_story(self) -> list[Event]:
         """The repeated lifecycles GitHub sends about one object, each change its own delivery:
@@ -1026,7 +1049,7 @@ class GitHubWorld(RecordReads):
             raise WorldError("same_second: more changes than one second holds")
         ids = self._check_rng if event_type.startswith(("check_suite.", "check_run.")) else self._rng  # see checks
         rec = self._objects.get(object_id)
-        key_fn = BUSINESS_KEYS.get(event_type)
+        key_fn = None if self.checks_sent and event_type in CHECKS_RUN_CI else BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(

@@ -63,6 +63,13 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "check_run.requested_action": lambda p: f"action:{_run(p)}:{p['requested_action']['identifier']}",
 }
 
+#: The types whose ``ci:`` job an App sent the checks does not owe: its CI runs once per requested
+#: check suite (``suite:``). docs.github.com "Using the REST API to interact with checks": when
+#: code is pushed, GitHub creates a check suite and sends ``check_suite`` ``requested`` to the Apps
+#: with the checks permission, and the App then creates its check runs; so a checks App subscribed
+#: to ``push`` or ``pull_request`` too starts no second CI job on them.
+CHECKS_RUN_CI: frozenset[str] = frozenset({"push", "pull_request.opened", "pull_request.synchronize"})
+
 #: Every event type the world emits, in catalog order.
 GITHUB_EVENT_TYPES: tuple[str, ...] = (
     "issues.opened", "issues.edited", "issues.closed", "issues.reopened", "issues.labeled", "issues.unlabeled",

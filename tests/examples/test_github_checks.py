@@ -3,13 +3,16 @@
 An App whose ``target.enabled_events`` lists ``check_suite`` and ``check_run`` is sent, after each
 push to the default branch, the App's check suite requested, its check runs created (``lint``
 queued, ``test`` in progress) and completed, the suite completed; in the effect story the suite
-re-run, a run re-run and an action asked of a run (`GitHubWorld.check_story`). It owes one CI job
+re-run twice, ``test`` re-run twice and an action asked of a run (`GitHubWorld.rerun_checks`). It
+owes no ``ci:`` job per push or pull request (its CI runs per suite). It owes one CI job
 per requested suite and per re-run (``suite:``, ``rerun:``, ``rerun-run:``, ``action:``) and each
 check run's last status. `github_app.js` starts each job in the delivery's transaction and keeps
 a run's status only over an older one (its ``completed_at`` or ``started_at``, then the status's
 rank); `github_app_check_suite_every_delivery.js` starts a requested suite's job before the claim
 (a redelivery starts a second: ``duplicated``), `github_app_check_run_overwrite.js` writes each
-run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``).
+run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``),
+`github_app_rerun_once.js` keys re-runs by the suite's id and the check's name (the second re-run
+of each starts no job: ``lost``).
 Needs node and ``npm ci`` in examples/receivers/node, as `tests/examples/test_github_app.py`.
 """
 
@@ -32,11 +35,14 @@ LISTED = [*GITHUB_EVENT_TYPES, "check_suite", "check_run"]
 
 
 def checks_config(script: str, out: Path, enabled: list[str] | None = LISTED) -> Config:
-    """`config` for `script`, its App enabled for `enabled` (None: left out), its observer reading
-    issues', pull requests', installations' and check runs' states."""
+    """`config` for `script`, its App enabled for `enabled` (None: left out; listing ``check_suite``,
+    the App runs its CI per requested suite, ``CI_ON=check_suite``), its observer reading issues',
+    pull requests', installations' and check runs' states."""
     cfg = config("github_app", out)
     assert cfg.target.start is not None and cfg.observer is not None
-    start = cfg.target.start.model_copy(update={"command": f"node {script}"})
+    checks = enabled is not None and "check_suite" in enabled  # CI per requested suite, none per push
+    env = {**cfg.target.start.env, **({"CI_ON": "check_suite"} if checks else {})}
+    start = cfg.target.start.model_copy(update={"command": f"node {script}", "env": env})
     states = {kind: f"SELECT object_id, status FROM states WHERE kind = '{kind}'" for kind in KINDS}
     target = cfg.target.model_validate({**cfg.target.model_dump(exclude_unset=True), "start": start.model_dump(),
                                         "enabled_events": enabled})
@@ -45,10 +51,11 @@ def checks_config(script: str, out: Path, enabled: list[str] | None = LISTED) ->
 
 
 SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
-             "stale-after-newer", "mass-redelivery", "mass-redelivery-window"]
+             "stale-after-newer", "mass-redelivery", "mass-redelivery-window", "distinct-events-same-object"]
 DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-concurrent", "sender-timeout",
                                           "dropped-response", "mass-redelivery", "mass-redelivery-window")}
 MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
+SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "stale-after-newer")}
 
 
 @pytest.mark.slow
@@ -57,6 +64,7 @@ MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
     ("github_app.js", LISTED, {}),
     ("github_app_check_suite_every_delivery.js", LISTED, DOUBLE_JOB),
     ("github_app_check_run_overwrite.js", LISTED, MOVED_BACK),
+    ("github_app_rerun_once.js", LISTED, SECOND_RERUN_LOST),
     ("github_app_check_suite_every_delivery.js", None, {}),
 ])
 def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script: str, enabled: list[str] | None,
@@ -75,6 +83,8 @@ def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script
         assert {str(f.key) for _, f in findings} <= {e for e in _check_runs(report)}
         assert all(re.search(r"(final state is|to) (queued|in_progress) \(event [0-9a-f-]+, check_run\.created\)",
                              f.message) and "completed (event" in f.message for _, f in findings), findings
+    if failed is SECOND_RERUN_LOST:  # each the second re-run of the suite or of the check `test`
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"rerun", "rerun-run"}, findings
     walked = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
     if enabled is not None:  # the issues, pull requests and installation, and the push's two check runs
         assert walked["reorder"] == 5 and walked["stale-after-newer"] == 8, walked
@@ -84,3 +94,23 @@ def _check_runs(report: RunReport) -> set[str]:
     """The ids of the check runs `report`'s deliveries carried."""
     return {a.object_id for s in report.scenarios for a in s.attempts if a.event_type.startswith("check_run.")}
 
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("node")
+def test_explore_s_schedule_of_a_checks_app_replays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """explore's world was told the App is sent the checks (a check suite per push); the schedule
+    it saves is checked, and replayed, on a world told the same: the same finding, not a usage
+    error naming a check event the untold world never emitted."""
+    from hookproof.commands import replay as replay_cmd
+    from hookproof.commands.explore import run_explore
+
+    cfg = checks_config("github_app_check_run_overwrite.js", tmp_path)
+    run = run_explore(cfg, out_dir=tmp_path / "report", max_examples=60, seed=20240601, repeats=1)
+    failure = run.result.failure
+    assert failure is not None and run.schedule_path is not None, run.lines
+    assert any(t.startswith("check_run.") for t in failure.event_types), failure.event_types
+    monkeypatch.setattr("hookproof.terminal.load", lambda _path: cfg)  # the config explore ran with
+    lines, reproduced = replay_cmd.replay_lines(tmp_path / "hookproof.toml", run.schedule_path)
+    assert reproduced, lines
+    found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
+    assert found & {f.check_id for f in failure.findings}, (lines, failure.summary())

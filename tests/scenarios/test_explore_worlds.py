@@ -177,6 +177,33 @@ def test_a_schedule_of_another_world_names_the_bad_step(tmp_path: Path) -> None:
         load_schedule(path)
 
 
+def test_a_schedule_is_checked_on_a_world_told_what_the_endpoint_is_sent(tmp_path: Path) -> None:
+    """A GitHub App sent the checks gets a check suite per push: a schedule delivering one checks
+    against a world told so, as explore's was; a world told nothing has emitted the push alone."""
+    from hookproof.scenarios.explore_targets import sends_of, tell_world
+    from hookproof.scenarios.statemachine import ScheduleError
+    from hookproof.simulator.world import GITHUB_CHECK_TYPES
+
+    path = tmp_path / "s.json"
+    path.write_text('{"format": "hookproof-schedule/1", "seed": 3, "profile": "github", "steps": '
+                    '[{"op": "emit", "action": "push"}, {"op": "deliver", "event": 4}]}')
+    github = get_profile("github", subscribed=list(GITHUB_CHECK_TYPES))  # as the config's profile() makes it
+    checks = sends_of(github, frozenset({"push", *GITHUB_CHECK_TYPES}))
+    seed, steps, doc = load_schedule(path, tell=lambda world: tell_world(world, checks, None))
+    assert (seed, len(steps)) == (3, 2)
+    assert doc["events"] == ["push", "check_suite.requested", "check_run.created", "check_run.created",
+                             "check_run.completed", "check_run.completed", "check_suite.completed"]
+    with pytest.raises(ScheduleError, match=r"step 2 \(deliver\): no event #4 \(the world of seed 3 has emitted 1"):
+        load_schedule(path)
+    # a Stripe endpoint's schedule, told its types and Checkout modes, loads as it always did
+    stripe = tmp_path / "stripe.json"
+    stripe.write_text('{"format": "hookproof-schedule/1", "seed": 5, "profile": "stripe", "steps": '
+                      '[{"op": "emit", "action": "subscribe"}, {"op": "deliver", "event": 1}]}')
+    told = sends_of(get_profile("stripe"), None)
+    assert load_schedule(stripe, tell=lambda world: tell_world(world, told, frozenset({"payment"})))[1] \
+        == load_schedule(stripe)[1]
+
+
 def test_new_steps_round_trip_through_the_schedule_file() -> None:
     steps = [Step("burst_related", events=(1, 2)), Step("redeliver_window", count=3),
              Step("api_fault", event=2, status=404)]

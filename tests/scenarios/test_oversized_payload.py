@@ -51,8 +51,8 @@ def test_github_without_push_enabled_is_not_applicable() -> None:
     ctx = Context(profile=get_profile("github"), enabled=frozenset({"issues.opened", "issues.closed"}))
     plan = CATALOG["oversized-payload"].plan(ctx, new_world("github", 5))
     assert isinstance(plan, NotApplicable)
-    assert plan.reason == ("the receiver is sent no push events (enabled_events), the type GitHub's payloads of "
-                           "several megabytes are")
+    assert plan.reason == ("the receiver is sent no push events (enabled_events), and those are GitHub's "
+                           "deliveries of several megabytes (it sends no other body that large)")
 
 
 @pytest.mark.parametrize("name", ["stripe", "generic-hmac", "standard-webhooks", "svix", "mercadopago", "paddle",

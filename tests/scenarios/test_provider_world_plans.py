@@ -195,3 +195,40 @@ def test_distinct_events_names_the_types_left_out_and_those_made_effectless() ->
                            "object two effects of its own: the receiver is sent no pull_request.synchronize "
                            "(enabled_events), and the team's business keys make its issue_comment.created effectless "
                            "(business_keys, builtin_keys)")
+
+
+def test_provider_api_transient_says_a_ci_app_s_effects_are_on_objects_the_api_does_not_serve() -> None:
+    """A CI App sent only the checks owes jobs on check suites and runs, which GitHub's REST API
+    as hookproof serves it (issues, pull requests) never fetches: the reason names its effectful
+    types and the served kinds, not 'sent no effectful events'."""
+    from hookproof.simulator.world import GITHUB_CHECK_TYPES
+
+    profile = get_profile("github", subscribed=list(GITHUB_CHECK_TYPES))
+    world = new_world(profile.world, 2)
+    world.sent_only(lambda t: t in GITHUB_CHECK_TYPES)
+    plan = CATALOG["provider-api-transient"].plan(
+        Context(profile=profile, enabled=frozenset(GITHUB_CHECK_TYPES), fetches_state=True), world)  # type: ignore[arg-type]
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("the receiver's effectful events (check_suite.requested, check_suite.rerequested, "
+                           "check_run.rerequested, check_run.requested_action) are about objects the provider API "
+                           "does not serve: it serves issue, pull_request, and the receiver is sent no effectful "
+                           "event about one (enabled_events), so no fetch of it can fail")
+
+
+def test_distinct_events_sends_a_ci_app_its_suite_requested_and_re_run_twice() -> None:
+    """A CI App sent only the checks: one check suite owes a job when requested and one per re-run
+    (``suite:``, two ``rerun:``, one suite id), so the scenario sends those, not an n/a reason
+    naming the comments' and pull requests' types alone."""
+    from hookproof.simulator.world import GITHUB_CHECK_TYPES
+
+    profile = get_profile("github", subscribed=list(GITHUB_CHECK_TYPES))
+    world = new_world(profile.world, 2)
+    world.sent_only(lambda t: t in GITHUB_CHECK_TYPES)
+    plan = CATALOG["distinct-events-same-object"].plan(
+        Context(profile=profile, enabled=frozenset(GITHUB_CHECK_TYPES)), world)  # type: ignore[arg-type]
+    assert isinstance(plan, Plan), plan
+    events = [e for phase in plan.phases for e in phase.events]
+    assert [e.type for e in events] == ["check_suite.requested", "check_suite.rerequested", "check_suite.rerequested"]
+    assert len({e.object_id for e in events}) == 1
+    assert [str(e.business_key).split(":")[0] for e in events] == ["suite", "rerun", "rerun"]
+    assert len({e.business_key for e in events}) == 3

@@ -11,9 +11,12 @@ against ``@octokit/webhooks-schemas`` in `tests/simulator/test_github_fidelity.p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES, GitHubWorld, emit_events
+from hookproof.simulator.world.github_lifecycle import CHECKS_RUN_CI
 from hookproof.simulator.world.registry import world_event_types
 
 STORIES = ("lifecycle", "effect_story", "state_story", "distinct_story", "repeat_story", "same_second_story",
@@ -28,14 +31,18 @@ def told(seed: int, story: str, checks: bool) -> tuple[GitHubWorld, list[Event]]
     return world, getattr(world, story)()
 
 
-def facts(events: list[Event]) -> list[tuple[object, ...]]:
-    return [(e.id, e.type, e.object_id, e.version, e.status, e.business_key) for e in events]
+def facts(events: list[Event], *, checks: bool = False) -> list[tuple[object, ...]]:
+    """Each event's id, type, object, version, status and key; with `checks`, the key as an App
+    sent the checks is owed it: none for a push's or a pull request's CI (`CHECKS_RUN_CI`)."""
+    return [(e.id, e.type, e.object_id, e.version, e.status,
+             None if checks and e.type in CHECKS_RUN_CI else e.business_key) for e in events]
 
 
 def test_an_app_not_sent_the_checks_is_told_what_it_always_was() -> None:
     """The profile sends the checks only to an App subscribed to them; a world not told it sends
     them emits none, and one told so tells every story with the same other events (id, type,
-    object, version, status, key): the checks draw their ids from a generator of their own. The
+    object, version, status, key, but for the ``ci:`` a push or a pull request owes an App not on
+    the checks API): the checks draw their ids from a generator of their own. The
     state story walks one push's check runs besides (a push of its own, after the rest)."""
     assert set(get_profile("github").event_types()) == set(GITHUB_EVENT_TYPES)
     assert set(get_profile("github", subscribed=GITHUB_CHECK_TYPES).event_types()) == {
@@ -46,7 +53,8 @@ def test_an_app_not_sent_the_checks_is_told_what_it_always_was() -> None:
         for story in STORIES:
             (plain, before), (_, after) = told(seed, story, False), told(seed, story, True)
             assert not [e for e in plain.events if e.type in GITHUB_CHECK_TYPES]
-            assert facts(before) == facts([e for e in after if e.type not in GITHUB_CHECK_TYPES]), story
+            assert facts(before, checks=True) == facts([e for e in after if e.type not in GITHUB_CHECK_TYPES]), story
+            assert not [e for e in after if e.type in CHECKS_RUN_CI and e.business_key is not None], story
             sent |= {e.type for e in after if e.type in GITHUB_CHECK_TYPES}
         world, walked = told(seed, "state_story", True)
         runs = [e for e in walked if e.object_type == "check_run"]
@@ -90,34 +98,57 @@ def test_a_push_runs_the_app_s_ci() -> None:
     assert bodies[1]["check_run"]["completed_at"] is None
 
 
+def test_an_app_sent_the_checks_owes_its_ci_per_suite_not_per_push() -> None:
+    """An App sent the checks runs its CI per requested suite (``suite:``); its push and pull
+    request events are still sent, with their states, and owe no ``ci:`` job of their own. The
+    same world not told the checks owes the ``ci:`` jobs, as an App on pushes alone."""
+    for checks in (True, False):
+        world = GitHubWorld(4)
+        world.sent_only(lambda t, checks=checks: checks)
+        world.push()
+        pr = world.open_pull_request()
+        world.synchronize(pr)
+        keyed = [(e.type, (e.business_key or "").split(":")[0]) for e in world.events if e.business_key]
+        ci = [("push", "ci"), ("pull_request.opened", "ci"), ("pull_request.synchronize", "ci")]
+        assert keyed == ([("check_suite.requested", "suite")] if checks else ci)
+        assert [e.status for e in world.events if e.type.startswith("pull_request.")] == ["open", "open"]
+
+
 def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
     """`check_story`: a push's CI, the whole suite re-run (``rerun:`` told apart by the suite's
     ``updated_at``), new runs, the new ``test`` run re-run alone (``rerun-run:``), a third run
-    made, an ``autofix`` asked of the new ``lint`` (``action:``); no completed run is reset."""
+    made, that run re-run again (a second "Re-run" of ``test``: its own ``rerun-run:``, by the
+    run's id), an ``autofix`` asked of the new ``lint`` (``action:``), the whole suite re-run a
+    second time (its own ``rerun:``: the suite keeps its id, its ``updated_at`` moved); no
+    completed run is reset."""
     world = GitHubWorld(4)
     events = world.check_story()
     assert not world.checks_sent  # told as to an App sent them, and left as it was
-    assert [e.type for e in events] == [
-        "push", "check_suite.requested", "check_run.created", "check_run.created", "check_run.completed",
-        "check_run.completed", "check_suite.completed",
-        "check_suite.rerequested", "check_run.created", "check_run.created", "check_run.completed",
-        "check_run.completed", "check_suite.completed",
-        "check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed",
-        "check_run.requested_action"]
+    ci = ["check_run.created", "check_run.created", "check_run.completed", "check_run.completed",
+          "check_suite.completed"]
+    one = ["check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed"]
+    assert [e.type for e in events] == ["push", "check_suite.requested", *ci, "check_suite.rerequested", *ci,
+                                        *one, *one, "check_run.requested_action", "check_suite.rerequested", *ci]
     suite = events[1].object_id
     runs = world.runs_of(suite)
-    assert len(runs) == 5 and len(set(runs)) == 5
+    assert len(runs) == 8 and len(set(runs)) == 8
     full = world.repository()["full_name"]
     head = events[0].extra["payload"]["after"]
-    rerun = events[7].extra["payload"]["check_suite"]
-    assert events[7].business_key == f"rerun:{full}@{head}:{suite}:{rerun['updated_at']}"
-    assert rerun["updated_at"] > events[6].extra["payload"]["check_suite"]["updated_at"]
+    reruns = [e for e in events if e.type == "check_suite.rerequested"]
+    bodies = [e.extra["payload"]["check_suite"] for e in reruns]
+    assert [e.business_key for e in reruns] == [f"rerun:{full}@{head}:{suite}:{b['updated_at']}" for b in bodies]
+    assert [b["id"] for b in bodies] == [int(suite)] * 2 and bodies[0]["updated_at"] < bodies[1]["updated_at"]
+    assert bodies[0]["updated_at"] > events[6].extra["payload"]["check_suite"]["updated_at"]
     assert (events[13].object_id, events[13].status) == (runs[3], "completed")
     assert events[13].business_key == f"rerun-run:{full}@{head}:{runs[3]}"
-    assert (events[17].object_id, events[17].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
-    assert events[17].extra["payload"]["requested_action"] == {"identifier": "autofix"}
+    assert (events[17].object_id, events[17].status) == (runs[4], "completed")  # the run the first re-run made
+    assert events[17].business_key == f"rerun-run:{full}@{head}:{runs[4]}"
+    assert {events[13].extra["payload"]["check_run"]["name"], events[17].extra["payload"]["check_run"]["name"]} \
+        == {"test"}
+    assert (events[21].object_id, events[21].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
+    assert events[21].extra["payload"]["requested_action"] == {"identifier": "autofix"}
     keyed = [e.business_key for e in events if e.business_key]
-    assert len(keyed) == len(set(keyed)) == 5  # the push's ci:, the suite, its re-run, a run's re-run, the action
+    assert len(keyed) == len(set(keyed)) == 6  # the suite, its two re-runs, a check's two re-runs, the action
     for run in runs:  # each run's statuses only move forward, its versions up
         lives = [(e.status, e.version) for e in events if e.object_id == run]
         assert lives[-1][0] == "completed" and [v for _, v in lives] == sorted({v for _, v in lives})
@@ -155,3 +186,30 @@ def test_the_checks_are_the_app_s_own_and_delivered_under_their_event_names() ->
         assert envelope.headers["X-GitHub-Hook-Installation-Target-ID"] == str(obj["app"]["id"]) == str(gh.APP_ID)
         assert obj["app"]["slug"] == gh.APP_SLUG and body["installation"]["id"] == world.installation_id
         assert list(body)[:2] == ["action", event.type.split(".")[0]]
+
+
+def test_a_github_app_listing_some_actions_of_an_event_is_noted(tmp_path: Path) -> None:
+    """A GitHub App subscribes to whole events: ``enabled_events`` listing ``check_suite.requested``
+    but not its other actions is accepted (hookproof sends the listed ones) with a note naming the
+    events, the actions left unsent and the names to list instead; bare names, or every action
+    of an event, get none."""
+    from hookproof.config import load_config
+    from hookproof.unsent import unmodelled_note
+
+    def note(enabled: list[str]) -> str | None:
+        path = tmp_path / "hookproof.toml"
+        path.write_text("\n".join([
+            "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "github"', 'secret = "gh_secret_0123"',
+            f"enabled_events = [{', '.join(repr(e).replace(chr(39), chr(34)) for e in enabled)}]", "",
+            "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key FROM e"', ""]),
+            encoding="utf-8")
+        return unmodelled_note(load_config(path))
+
+    assert note(["check_suite.requested", "check_run.rerequested", "check_run.requested_action",
+                 "check_suite.rerequested"]) == (
+        "target.enabled_events lists some actions of check_suite, check_run, but a GitHub App subscribes to whole "
+        "events and GitHub sends it every action of them: hookproof sends only the listed ones, so the handling of "
+        "check_suite.completed, check_run.created, check_run.completed is not certified (list \"check_suite\", "
+        "\"check_run\" in target.enabled_events to be sent every action)")
+    assert note(["check_suite", "check_run", "push", "pull_request"]) is None
+    assert note([*GITHUB_EVENT_TYPES, *GITHUB_CHECK_TYPES]) is None

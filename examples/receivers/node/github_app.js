@@ -12,6 +12,8 @@
 //   push                       ci:{full_name}@{after}                 (a CI run per head; none
 //                              for a deleted branch or a push of no new commit, e.g. a tag)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
+//   (none of those with CI_ON=check_suite: an App on the checks API runs its CI per requested
+//   check suite, GitHub's "Using the REST API to interact with checks")
 //   installation.created       install:{installation.id}
 // Counts (`comment_counts`): each issue's comments, {full_name}#{number}: one up per
 // issue_comment.created, one down per issue_comment.deleted, in the delivery's transaction
@@ -44,6 +46,7 @@
 // Usage: node github_app.js
 //   WEBHOOK_SECRET  the App's webhook secret (required)
 //   PORT            port on 127.0.0.1 (default 3000); DATABASE  SQLite file (default github_app.db)
+//   CI_ON           "push" (default) or "check_suite" (subscribed to the checks: CI per requested suite)
 //   HOOKPROOF_API_BASE or GITHUB_API_URL  the REST API's base (default https://api.github.com;
 //                   hookproof sets HOOKPROOF_API_BASE), HOOKPROOF_API_KEY or GITHUB_TOKEN its token
 //   POST /webhooks  the webhook; GET /healthz  readiness.
@@ -60,7 +63,9 @@
 // installation event's state as it arrives: a late installation.created reactivates a deleted one),
 // github_app_check_suite_every_delivery.js (starts a requested check suite's CI job before the
 // claim: a redelivered check_suite.requested starts a second job), github_app_check_run_overwrite.js
-// (stores each check run's status as it arrives: a late check_run.created moves a completed run back).
+// (stores each check run's status as it arrives: a late check_run.created moves a completed run back),
+// github_app_rerun_once.js (a suite's re-run keyed by the suite's id, a check run's by its name: a
+// second "Re-run" of either is dropped).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -78,6 +83,7 @@ export function openDatabase(path) {
     CREATE TABLE IF NOT EXISTS states (object_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
                                        updated_at TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS comment_counts (object_id TEXT PRIMARY KEY, comments INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS reruns_seen (rerun TEXT PRIMARY KEY);
   `);
   return db;
 }
@@ -101,11 +107,17 @@ export const defaultApi = () => ({
 // twin) writes each as it arrives. `suiteJobs`: "claimed" (this App) starts a requested check suite's
 // job in the delivery's transaction, once; "every-delivery" (a twin) before the claim, on every
 // delivery. `checkRuns`: "newest" (this App) writes a check run's status over an older one only;
-// "arrival" (a twin) writes each as it arrives.
+// "arrival" (a twin) writes each as it arrives. `ciOn` ($CI_ON): "push" (an App not on the checks
+// API) starts a CI job per pushed head; "check_suite" (an App subscribed to check_suite and
+// check_run) per requested check suite only, a push or pull request starting none. `reruns`:
+// "each" (this App) starts a job per re-run delivery; "once" (a twin) keys a suite's re-run by the
+// suite's id and a check run's by its suite and name, so a second "Re-run" of either starts none.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
                            applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
-                           installations = "newest", suiteJobs = "claimed", checkRuns = "newest" }) {
+                           installations = "newest", suiteJobs = "claimed", checkRuns = "newest",
+                           ciOn = process.env.CI_ON || "push", reruns = "each" }) {
   const webhooks = new Webhooks({ secret });
+  const seen = db.prepare("INSERT INTO reruns_seen (rerun) VALUES (?) ON CONFLICT DO NOTHING");
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
   const setState = db.prepare(`
@@ -140,6 +152,7 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
       else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
       else if (kind === "installation") setInstallation.run(...args);
       else if (kind === "job") { if (suiteJobs !== "every-delivery") addEffect.run(args[0], id); }
+      else if (kind === "rerun") { if (reruns !== "once" || seen.run(args[1]).changes > 0) addEffect.run(args[0], id); }
       else if (kind === "check_run") setCheckRun.run(...args);
       else setState.run(...args);
     }
@@ -198,10 +211,12 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   webhooks.on("issue_comment.deleted", (event) => onIssue(event, [comments(event.payload, -1)]));
   // A CI run per pushed head: none for a deleted branch (`after` is all zeros) or a push of
   // no new commit (a tag, or a branch created on a commit pushed before).
-  webhooks.on("push", ({ id, name, payload }) => apply(id, name, payload.deleted || payload.commits.length === 0
-    ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
-  webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event,
-    [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]]));
+  // An App on the checks API (`ciOn` "check_suite") runs its CI per requested check suite instead.
+  const perPush = ciOn !== "check_suite";
+  webhooks.on("push", ({ id, name, payload }) => apply(id, name, !perPush || payload.deleted
+    || payload.commits.length === 0 ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
+  webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event, perPush
+    ? [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]] : []));
   webhooks.on(["pull_request.edited", "pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
   // An installation's state and when it last changed (its updated_at: Unix seconds, or an ISO
   // time, as GitHub's installation object allows either), as ISO text, which orders as time does.
@@ -226,13 +241,14 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   };
   webhooks.on("check_suite.requested", ({ id, name, payload }) => apply(id, name, [
     ["job", `suite:${head(payload, payload.check_suite)}:${payload.check_suite.id}`]], payload));
-  webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["effect",
-    `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`]],
-  payload));
+  webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["rerun",
+    `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`,
+    `suite:${payload.check_suite.id}`]], payload));
   webhooks.on(["check_run.created", "check_run.completed"], ({ id, name, payload }) => apply(id, name,
     [checkRun(payload)], payload));
   webhooks.on("check_run.rerequested", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
-    ["effect", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`]], payload));
+    ["rerun", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`,
+      `run:${payload.check_run.check_suite.id}:${payload.check_run.name}`]], payload));
   webhooks.on("check_run.requested_action", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
     ["effect", `action:${head(payload, payload.check_run)}:${payload.check_run.id}:`
       + payload.requested_action.identifier]], payload));
