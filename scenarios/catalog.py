@@ -457,7 +457,10 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     plan bought through a subscription-mode checkout (its ``checkout.session.completed`` owes
     the provisioning, ``provision:``, its first ``invoice.paid`` a renewal; `_new_subscription`:
     each only in the modes `Context.checkout_modes` allows), a failed
-    renewal (dunning), a partial refund, then two checkouts by an asynchronous method
+    renewal (dunning), (to an endpoint sent ``customer.subscription.trial_will_end``,
+    `TRIAL_WILL_END`: a shop with free trials, a second plan bought on a trial, its $0 first
+    invoice paid, ``renewal:`` owed for 0, its trial then ending with its first paid invoice,)
+    a partial refund, then two checkouts by an asynchronous method
     (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
     first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
     fulfilment, sent just after its completion, `_completion_before_settlement`), the
@@ -484,6 +487,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
             w.complete_checkout(w.open_checkout(cus, w.create_price(interval=None)))
         sub = _new_subscription(ctx, w, cus)
         w.renew(sub, pay=False)
+        if ctx.sends(TRIAL_WILL_END):  # a shop with free trials: a plan bought on one, its trial then ending
+            w.end_trial(_new_subscription(ctx, w, cus, trial=True))
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
         if not ctx.shop_sessions and "payment" in ctx.checkout_modes:
@@ -507,15 +512,23 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     return first(ordered) if first is not None else ordered
 
 
-def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False) -> str:
+#: Stripe's notice of a trial's end, three days before it (`World.trial_will_end`): an endpoint
+#: listing it (`Context.sends`; an optional type, `STRIPE_OPTIONAL_EVENT_TYPES`) is a shop with free
+#: trials, whose stories walk one.
+TRIAL_WILL_END = "customer.subscription.trial_will_end"
+
+
+def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False,
+                      trial: bool = False) -> str:
     """A new subscription of `customer`: bought through a subscription-mode Checkout Session
     (`World.subscribe_through_checkout`: Stripe's "Build a subscriptions integration" flow)
     where the stories open those (`Context.checkout_modes`), else started through ``POST
     /v1/subscriptions`` (`World.subscribe`; `default_incomplete`: waiting for its first
-    payment, always this way: Checkout collects that payment itself). Returns its id."""
+    payment, always this way: Checkout collects that payment itself); with `trial`, on a free
+    trial (its $0 first invoice paid). Returns its id."""
     if "subscription" in ctx.checkout_modes and not default_incomplete:
-        return w.subscribe_through_checkout(customer)
-    return w.subscribe(customer, default_incomplete=default_incomplete)
+        return w.subscribe_through_checkout(customer, trial=trial)
+    return w.subscribe(customer, default_incomplete=default_incomplete, trial=trial)
 
 
 def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[Event]:
@@ -544,8 +557,10 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     reads fields of a subscription's state beyond its status, `Context.state_fields`: moved to
     a new price,) canceled; the recovery (at the dunning retry) and what follows it happen in
     one second (`World.within_second`), so the story's replays (`reorder`, `mass-redelivery`)
-    meet a receiver ordering by ``created`` alone with a tie, whatever the seed. When the
-    observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
+    meet a receiver ordering by ``created`` alone with a tie, whatever the seed. To an endpoint sent ``customer.subscription.trial_will_end``
+    (`TRIAL_WILL_END`) a second subscription follows, on a free trial: created ``trialing`` (its
+    $0 invoice paid), told three days before its trial ends, then ``active`` once its first
+    invoice is paid. When the observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead. When it reads payment intents' states, beside those (or
     alone, when it reads neither kind) a payment intent whose first confirmation is declined,
     then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``).
@@ -571,6 +586,8 @@ def state_events(ctx: Context, w: World) -> list[Event]:
         if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
             w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
         w.cancel(sub)
+    if ctx.sends(TRIAL_WILL_END):  # a shop with free trials: a trial's subscription, told its trial's end
+        w.end_trial(w.subscribe(cus, trial=True))
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
     walked = [e for e in story if e.object_type == kind and ctx.sends(e.type)]
