@@ -114,6 +114,10 @@ class Context:
             stories otherwise start a subscription through ``POST /v1/subscriptions``); with a
             seed that opens the sessions, the shop's own (`scenarios.seeding.SeedHook.checkout_modes`);
             empty: a shop selling nothing through Checkout, whose stories open no session.
+        reads_cancellation: the observer's declared fields of a subscription's state read its
+            scheduled cancellation (one of `CANCELLATION_FIELDS`: ``cancel_at_period_end``…):
+            the state story's subscription is then canceled as the Customer Portal does it, at
+            its period's end (`state_events`).
     """
 
     profile: Profile
@@ -133,6 +137,7 @@ class Context:
     state_fields: Mapping[str, tuple[str, ...]] | None = None
     checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
     state_of: Callable[[Event], str | None] | None = None
+    reads_cancellation: bool = False
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -548,6 +553,15 @@ def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[
     return out + [e for e in rest if id(e) not in chosen]
 
 
+#: A subscription's fields that say its cancellation is scheduled (`World.cancel_at_period_end`):
+#: a declared state field reading one (`Context.reads_cancellation`) has the state story cancel
+#: at the period's end, as the Customer Portal does.
+CANCELLATION_FIELDS: tuple[str, ...] = ("cancel_at_period_end", "cancel_at", "canceled_at", "cancellation_details")
+
+#: Days between the Customer Portal's steps in the state story (`state_events`): a cancellation
+#: scheduled, taken back, scheduled again.
+_PORTAL_STEP_S = 86400
+
 #: The object kinds a billing story walks the states of, preferred first.
 STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 
@@ -557,7 +571,15 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     reads fields of a subscription's state beyond its status, `Context.state_fields`: moved to
     a new price,) canceled; the recovery (at the dunning retry) and what follows it happen in
     one second (`World.within_second`), so the story's replays (`reorder`, `mass-redelivery`)
-    meet a receiver ordering by ``created`` alone with a tie, whatever the seed. To an endpoint sent ``customer.subscription.trial_will_end``
+    meet a receiver ordering by ``created`` alone with a tie, whatever the seed. When the
+    observer's fields read the scheduled cancellation (`Context.reads_cancellation`), it is
+    canceled as the Customer Portal's default cancellation does (`World.cancel_at_period_end`;
+    docs.stripe.com/billing/subscriptions/cancel, "Cancel at the end of the current billing
+    cycle"): scheduled at the period's end (``customer.subscription.updated``, still
+    ``active``, ``cancel_at_period_end`` true, ``cancel_at``, ``canceled_at``,
+    ``cancellation_details``), a day later taken back (false), a day later scheduled again,
+    then made at the period's end (``customer.subscription.deleted``, ``canceled``,
+    ``ended_at``). To an endpoint sent ``customer.subscription.trial_will_end``
     (`TRIAL_WILL_END`) a second subscription follows, on a free trial: created ``trialing`` (its
     $0 invoice paid), told three days before its trial ends, then ``active`` once its first
     invoice is paid. When the observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
@@ -585,7 +607,15 @@ def state_events(ctx: Context, w: World) -> list[Event]:
         w.retry_invoice(inv)
         if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
             w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
-        w.cancel(sub)
+        if ctx.reads_cancellation:  # the Customer Portal's cancellation, at the period's end
+            w.cancel_at_period_end(sub)
+        else:
+            w.cancel(sub)
+    if ctx.reads_cancellation:  # taken back, scheduled again, then made at the period's end
+        for cancel in (False, True):
+            w.advance(_PORTAL_STEP_S)
+            w.cancel_at_period_end(sub, cancel)
+        w.end_period(sub)
     if ctx.sends(TRIAL_WILL_END):  # a shop with free trials: a trial's subscription, told its trial's end
         w.end_trial(w.subscribe(cus, trial=True))
     story = w.events[start:]
