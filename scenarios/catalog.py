@@ -114,6 +114,10 @@ class Context:
             stories otherwise start a subscription through ``POST /v1/subscriptions``); with a
             seed that opens the sessions, the shop's own (`scenarios.seeding.SeedHook.checkout_modes`);
             empty: a shop selling nothing through Checkout, whose stories open no session.
+        reads_cancellation: the observer's declared fields of a subscription's state read its
+            scheduled cancellation (one of `CANCELLATION_FIELDS`: ``cancel_at_period_end``…):
+            the state story's subscription is then canceled as the Customer Portal does it, at
+            its period's end (`state_events`).
     """
 
     profile: Profile
@@ -133,6 +137,7 @@ class Context:
     state_fields: Mapping[str, tuple[str, ...]] | None = None
     checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
     state_of: Callable[[Event], str | None] | None = None
+    reads_cancellation: bool = False
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -462,7 +467,10 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     plan bought through a subscription-mode checkout (its ``checkout.session.completed`` owes
     the provisioning, ``provision:``, its first ``invoice.paid`` a renewal; `_new_subscription`:
     each only in the modes `Context.checkout_modes` allows), a failed
-    renewal (dunning), a partial refund, then two checkouts by an asynchronous method
+    renewal (dunning), (to an endpoint sent ``customer.subscription.trial_will_end``,
+    `TRIAL_WILL_END`: a shop with free trials, a second plan bought on a trial, its $0 first
+    invoice paid, ``renewal:`` owed for 0, its trial then ending with its first paid invoice,)
+    a partial refund, then two checkouts by an asynchronous method
     (ACH Direct Debit), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
     first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
     fulfilment, sent just after its completion, `_completion_before_settlement`), the
@@ -489,6 +497,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
             w.complete_checkout(w.open_checkout(cus, w.create_price(interval=None)))
         sub = _new_subscription(ctx, w, cus)
         w.renew(sub, pay=False)
+        if ctx.sends(TRIAL_WILL_END):  # a shop with free trials: a plan bought on one, its trial then ending
+            w.end_trial(_new_subscription(ctx, w, cus, trial=True))
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
         if not ctx.shop_sessions and "payment" in ctx.checkout_modes:
@@ -512,15 +522,23 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     return first(ordered) if first is not None else ordered
 
 
-def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False) -> str:
+#: Stripe's notice of a trial's end, three days before it (`World.trial_will_end`): an endpoint
+#: listing it (`Context.sends`; an optional type, `STRIPE_OPTIONAL_EVENT_TYPES`) is a shop with free
+#: trials, whose stories walk one.
+TRIAL_WILL_END = "customer.subscription.trial_will_end"
+
+
+def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False,
+                      trial: bool = False) -> str:
     """A new subscription of `customer`: bought through a subscription-mode Checkout Session
     (`World.subscribe_through_checkout`: Stripe's "Build a subscriptions integration" flow)
     where the stories open those (`Context.checkout_modes`), else started through ``POST
     /v1/subscriptions`` (`World.subscribe`; `default_incomplete`: waiting for its first
-    payment, always this way: Checkout collects that payment itself). Returns its id."""
+    payment, always this way: Checkout collects that payment itself); with `trial`, on a free
+    trial (its $0 first invoice paid). Returns its id."""
     if "subscription" in ctx.checkout_modes and not default_incomplete:
-        return w.subscribe_through_checkout(customer)
-    return w.subscribe(customer, default_incomplete=default_incomplete)
+        return w.subscribe_through_checkout(customer, trial=trial)
+    return w.subscribe(customer, default_incomplete=default_incomplete, trial=trial)
 
 
 def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[Event]:
@@ -540,6 +558,15 @@ def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[
     return out + [e for e in rest if id(e) not in chosen]
 
 
+#: A subscription's fields that say its cancellation is scheduled (`World.cancel_at_period_end`):
+#: a declared state field reading one (`Context.reads_cancellation`) has the state story cancel
+#: at the period's end, as the Customer Portal does.
+CANCELLATION_FIELDS: tuple[str, ...] = ("cancel_at_period_end", "cancel_at", "canceled_at", "cancellation_details")
+
+#: Days between the Customer Portal's steps in the state story (`state_events`): a cancellation
+#: scheduled, taken back, scheduled again.
+_PORTAL_STEP_S = 86400
+
 #: The object kinds a billing story walks the states of, preferred first.
 STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 
@@ -550,7 +577,17 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     a new price,) canceled; the recovery (at the dunning retry) and what follows it happen in
     one second (`World.within_second`), so the story's replays (`reorder`, `mass-redelivery`)
     meet a receiver ordering by ``created`` alone with a tie, whatever the seed. When the
-    observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
+    observer's fields read the scheduled cancellation (`Context.reads_cancellation`), it is
+    canceled as the Customer Portal's default cancellation does (`World.cancel_at_period_end`;
+    docs.stripe.com/billing/subscriptions/cancel, "Cancel at the end of the current billing
+    cycle"): scheduled at the period's end (``customer.subscription.updated``, still
+    ``active``, ``cancel_at_period_end`` true, ``cancel_at``, ``canceled_at``,
+    ``cancellation_details``), a day later taken back (false), a day later scheduled again,
+    then made at the period's end (``customer.subscription.deleted``, ``canceled``,
+    ``ended_at``). To an endpoint sent ``customer.subscription.trial_will_end``
+    (`TRIAL_WILL_END`) a second subscription follows, on a free trial: created ``trialing`` (its
+    $0 invoice paid), told three days before its trial ends, then ``active`` once its first
+    invoice is paid. When the observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead. When it reads payment intents' states, beside those (or
     alone, when it reads neither kind) a payment intent whose first confirmation is declined,
     then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``).
@@ -575,7 +612,17 @@ def state_events(ctx: Context, w: World) -> list[Event]:
         w.retry_invoice(inv)
         if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
             w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
-        w.cancel(sub)
+        if ctx.reads_cancellation:  # the Customer Portal's cancellation, at the period's end
+            w.cancel_at_period_end(sub)
+        else:
+            w.cancel(sub)
+    if ctx.reads_cancellation:  # taken back, scheduled again, then made at the period's end
+        for cancel in (False, True):
+            w.advance(_PORTAL_STEP_S)
+            w.cancel_at_period_end(sub, cancel)
+        w.end_period(sub)
+    if ctx.sends(TRIAL_WILL_END):  # a shop with free trials: a trial's subscription, told its trial's end
+        w.end_trial(w.subscribe(cus, trial=True))
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
     walked = [e for e in story if e.object_type == kind and ctx.sends(e.type)]

@@ -35,6 +35,7 @@ from hookproof.scenarios.business_keys import (
     scoped,
 )
 from hookproof.scenarios.catalog import (
+    CANCELLATION_FIELDS,
     CATALOG,
     ChaosContext,
     Context,
@@ -223,7 +224,9 @@ class Runner:
                        **({"checkout_modes": modes} if (modes := self._checkout_modes()) is not None else {}),
                        state_kinds=self.state_kinds,
                        state_fields=self.state_fields.columns() if self.state_fields is not None else None,
-                       state_of=self.state_fields.state_of if self.state_fields is not None else None)
+                       state_of=self.state_fields.state_of if self.state_fields is not None else None,
+                       reads_cancellation=self.state_fields is not None and self.state_fields.reads(
+                           "subscription", CANCELLATION_FIELDS))
 
     def _checkout_modes(self) -> frozenset[str] | None:
         """The modes the stories open Checkout Sessions in: the seeder's

@@ -89,6 +89,12 @@ class StateFields:
         """Object kind → the extra columns its state query must return."""
         return {kind: tuple(c for c, _ in pairs) for kind, pairs in self.fields.items() if pairs}
 
+    def reads(self, kind: str, names: Iterable[str]) -> bool:
+        """True when a declared field of `kind` reads one of the fields `names` (a segment of its
+        path: ``data.object.cancel_at_period_end`` reads ``cancel_at_period_end``)."""
+        wanted = frozenset(names)
+        return any(wanted.intersection(normal_path(path).split(".")) for _, path in self.fields.get(kind, ()))
+
     def kinds(self) -> frozenset[str]:
         """The object kinds with declared fields."""
         return frozenset(k for k, pairs in self.fields.items() if pairs)

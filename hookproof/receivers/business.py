@@ -98,11 +98,15 @@ def effect_of(event: WebhookEvent) -> Effect | None:
 
 
 def amount_of(event: WebhookEvent) -> int | None:
-    """Minor units moved: a refund's own amount; otherwise the object's total, paid or amount."""
+    """Minor units moved: a refund's own amount; a paid invoice's ``amount_paid`` (0 for a trial's
+    $0 invoice: docs.stripe.com/billing/subscriptions/trials); otherwise the object's total, paid
+    or amount."""
     obj = event.object
     if event.type == "charge.refunded":
         before = (event.previous_attributes or {}).get("amount_refunded")
         return None if before is None else obj["amount_refunded"] - before
+    if event.type in ("invoice.paid", "invoice.payment_succeeded"):
+        return obj.get("amount_paid")
     return obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
 
 

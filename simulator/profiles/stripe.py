@@ -94,9 +94,13 @@ CONNECT_EVENT_TYPES: tuple[str, ...] = ("account.updated",)
 #: (`StripeProfile.optional_types`): ``invoice.payment_succeeded``, which Stripe sends right after
 #: ``invoice.paid`` for every invoice paid by a payment, with the same invoice data
 #: (docs.stripe.com/invoicing/integration, "Handle payment events"; stripe-python's and
-#: stripe-node's ``InvoicePaymentSucceededEvent``). Left out of every other endpoint's stories
-#: (enabled_events left out, or ``"*"``), so those stay as they were.
-STRIPE_OPTIONAL_EVENT_TYPES: tuple[str, ...] = ("invoice.payment_succeeded",)
+#: stripe-node's ``InvoicePaymentSucceededEvent``); ``customer.subscription.trial_will_end``, which
+#: Stripe sends three days before a trial ends, with the subscription (status ``trialing``;
+#: docs.stripe.com/billing/subscriptions/trials; stripe-python's
+#: ``CustomerSubscriptionTrialWillEndEvent``): an endpoint listing it is a shop with free trials,
+#: and its effect and state stories then walk one (`scenarios.catalog.effect_events`). Left out of
+#: every other endpoint's stories (enabled_events left out, or ``"*"``), so those stay as they were.
+STRIPE_OPTIONAL_EVENT_TYPES: tuple[str, ...] = ("invoice.payment_succeeded", "customer.subscription.trial_will_end")
 
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path
 #: is ``<object type>.<field>[.<field>…]`` (``[]`` for list items); ``*.field`` is any object.

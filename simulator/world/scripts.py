@@ -67,6 +67,11 @@ def _payment_succeeded(w: World) -> None:
         w.payment_succeeded_sent = sent
 
 
+def _trial_will_end(w: World) -> None:
+    """A subscription on a free trial, three days before the trial ends (`World.trial_will_end`)."""
+    w.trial_will_end(w.subscribe(_customer(w), trial=True))
+
+
 #: Stripe event type -> a script that makes a fresh world emit it.
 SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.created": _customer,
@@ -90,6 +95,7 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.subscription.deleted": lambda w: w.cancel(w.subscribe(_customer(w))),
     "customer.subscription.paused": _paused,
     "customer.subscription.resumed": _resumed,
+    "customer.subscription.trial_will_end": _trial_will_end,
 }
 
 

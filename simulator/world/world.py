@@ -186,6 +186,11 @@ class World(RecordReads):
         #: whether the endpoint is sent ``invoice.payment_succeeded`` (`sent_only`): then each
         #: invoice paid by a payment emits it right after its ``invoice.paid`` (`_emit_beside`)
         self.payment_succeeded_sent = False
+        #: whether the endpoint is sent ``customer.subscription.trial_will_end`` (`sent_only`): then
+        #: each trial's end is preceded by it, three days before (`trial_will_end`)
+        self.trial_will_end_sent = False
+        #: trialing subscriptions whose ``customer.subscription.trial_will_end`` was emitted
+        self._trial_end_told: set[str] = set()
         #: The modes the shop's Checkout opens sessions in (``[target] checkout_modes``): `lifecycle`
         #: and explore's ``checkout`` operation open sessions of these modes alone; a plan is
         #: started through ``POST /v1/subscriptions`` where ``subscription`` is not one of them.
@@ -637,8 +642,9 @@ class World(RecordReads):
         promises no order among them (docs.stripe.com/webhooks, "Event ordering"), the session comes last as
         in Stripe's subscription guides, which provision on it once the subscription exists
         (docs.stripe.com/billing/subscriptions/build-subscriptions). A trial session
-        (`open_checkout`'s `trial`) starts the subscription ``trialing``, without an invoice
-        (as `subscribe`'s trials), and completes ``no_payment_required``.
+        (`open_checkout`'s `trial`) starts the subscription ``trialing`` with its $0 first invoice
+        paid (as `subscribe`'s trials: `_trial_invoice`), and completes ``no_payment_required``,
+        naming that invoice.
         """
         cs = self._typed(session, "checkout.session")
         if cs["status"] != "open":
@@ -719,10 +725,11 @@ class World(RecordReads):
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
                   metadata: Mapping[str, str] | None = None, incomplete: bool = False,
                   default_incomplete: bool = False, by_receiver: bool = False) -> str:
-        """Start a subscription. Without trial the first invoice is paid at once.
+        """Start a subscription. Without trial the first invoice is paid at once; with `trial`
+        (14 days) its first invoice is for $0, paid at once too (`_trial_invoice`).
 
-        Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
-        ``invoice.paid``). `metadata` is what a receiver set through ``POST
+        Emits ``customer.subscription.created`` (and ``invoice.created``, ``invoice.paid``,
+        a trial's for $0). `metadata` is what a receiver set through ``POST
         /v1/subscriptions``. With `incomplete`, the first payment fails
         (``payment_behavior=allow_incomplete``, docs.stripe.com/billing/subscriptions/overview
         "Subscription statuses"): the subscription starts ``incomplete`` with its first invoice
@@ -787,10 +794,82 @@ class World(RecordReads):
             currency=pr["currency"], payment_method=cus["invoice_settings"]["default_payment_method"], created=now,
             period_start=now, period_end=end, trial_start=now if trial else None, trial_end=end if trial else None,
             livemode=self.livemode, metadata=metadata or {}))
+        if trial:
+            self._trial_invoice(sub_id)
+            return sub_id
         self._emit("customer.subscription.created", sub_id)
-        if not trial:
-            self._invoice_cycle(sub_id, pay=not incomplete, attempt=not default_incomplete)
+        self._invoice_cycle(sub_id, pay=not incomplete, attempt=not default_incomplete)
         return sub_id
+
+    def _trial_invoice(self, subscription: str) -> str:
+        """A new trialing subscription's first invoice, for $0, paid at once: "When creating a
+        subscription with a trial period, no payment method is required for the customer. An
+        immediate invoice is still created, but for $0" (docs.stripe.com/billing/subscriptions/trials).
+        The subscription names it as its ``latest_invoice`` from its creation, so
+        ``customer.subscription.created`` (status ``trialing``) carries it; then the invoice's
+        ``invoice.created`` and ``invoice.paid`` (``billing_reason: subscription_create``,
+        ``amount_due`` and ``amount_paid`` 0, no charge and no payment intent: nothing was
+        charged), which owes its ``renewal:`` as every paid invoice's does, for an amount of 0
+        (a money key's amount known, so ``counter`` compares it; and to an endpoint sent it,
+        ``invoice.payment_succeeded`` beside it: `_emit_beside`).
+        Its one line is the trial period (``Trial period for <product>``, amount 0, from now to
+        the trial's end); the invoice's own period is the instant of its creation (a first
+        invoice looks back on no period). Returns the invoice id."""
+        sub = self._typed(subscription, "subscription")
+        item = sub["items"]["data"][0]
+        price = self._typed(item["price"]["id"], "price")
+        cus = self.get(sub["customer"])
+        in_id = self._new_id("invoice")
+        now = self._now_s()
+        line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
+                                   subscription_item=item["id"], pr=price, quantity=item["quantity"],
+                                   period_start=now, period_end=sub["trial_end"], livemode=self.livemode)
+        line.update(amount=0, subtotal=0, description=f"Trial period for {self.get(price['product'])['name']}")
+        snapshot = shapes.invoice(
+            id=in_id, cus=cus, subscription=subscription, lines=[line], currency=price["currency"], amount=0,
+            billing_reason="subscription_create", number=f"{cus['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
+            period_start=now, period_end=now, created=now, livemode=self.livemode, account_name=ACCOUNT_NAME)
+        snapshot["parent"]["subscription_details"]["metadata"] = dict(sub["metadata"])
+        snapshot["subscription_details"]["metadata"] = dict(sub["metadata"])
+        self._create(in_id, "invoice", snapshot)
+        self._update(subscription, {"latest_invoice": in_id})
+        self._emit("customer.subscription.created", subscription)
+        self._emit("invoice.created", in_id)
+        transitions = {**snapshot["status_transitions"], "paid_at": self._now_s()}
+        self._transition(in_id, "paid", {"attempted": True, "paid": True, "amount_paid": 0, "amount_remaining": 0,
+                                         "status_transitions": transitions, "next_payment_attempt": None})
+        paid = self._emit("invoice.paid", in_id, amount=0)
+        if self.payment_succeeded_sent:
+            self._emit_beside("invoice.payment_succeeded", paid)
+        return in_id
+
+    def trial_will_end(self, subscription: str) -> str:
+        """Three days before a trialing subscription's trial ends (at once when less is left),
+        Stripe sends ``customer.subscription.trial_will_end`` with the subscription as it is,
+        status ``trialing`` ("Occurs three days before a subscription's trial period is scheduled
+        to end, or when a trial is ended immediately": the API reference's event types;
+        docs.stripe.com/billing/subscriptions/trials): the clock moves there, the event is
+        Stripe's own (no API request), changes nothing and owes no effect. Returns the event id.
+        Raises WorldError for a subscription that is not ``trialing`` or was told so already."""
+        sub = self._typed(subscription, "subscription")
+        if sub["status"] != "trialing" or sub["trial_end"] is None:
+            raise WorldError(f"subscription {subscription} is {sub['status']}, not on a trial", object_id=subscription)
+        if subscription in self._trial_end_told:
+            raise WorldError(f"subscription {subscription}'s trial_will_end was sent already", object_id=subscription)
+        self._trial_end_told.add(subscription)
+        self._reach(sub["trial_end"] - self.TRIAL_NOTICE_S)
+        with self._on_its_own():
+            return self._emit("customer.subscription.trial_will_end", subscription)
+
+    #: How long before a trial's end Stripe sends ``customer.subscription.trial_will_end`` (3 days).
+    TRIAL_NOTICE_S: ClassVar[int] = 3 * 86400
+
+    def _trial_ends(self, subscription: str) -> None:
+        """Before a trialing subscription's trial ends: its ``trial_will_end``, to an endpoint sent
+        it (`trial_will_end_sent`) and not yet told."""
+        if self.trial_will_end_sent and subscription not in self._trial_end_told \
+                and self.peek(subscription)["status"] == "trialing":
+            self.trial_will_end(subscription)
 
     def expire_incomplete(self, subscription: str) -> str:
         """An ``incomplete`` subscription's first invoice went unpaid for 23 hours: the invoice
@@ -825,6 +904,7 @@ class World(RecordReads):
         if self._typed(subscription, "subscription")["cancel_at_period_end"]:
             raise WorldError(f"subscription {subscription} cancels at its period's end: it is not renewed "
                              "(end_period)", object_id=subscription)
+        self._trial_ends(subscription)
         with self._on_its_own():
             return self._invoice_cycle(subscription, pay=pay)
 
@@ -921,8 +1001,10 @@ class World(RecordReads):
             return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
 
     def end_trial(self, subscription: str) -> str:
-        """The trial ends and the first invoice is paid: the subscription becomes active."""
+        """The trial ends and the first invoice is paid: the subscription becomes active (to an
+        endpoint sent it, its ``trial_will_end`` first, three days before: `trial_will_end`)."""
         self._typed(subscription, "subscription")
+        self._trial_ends(subscription)
         with self._on_its_own():
             return self._invoice_cycle(subscription, pay=True)
 
@@ -1172,6 +1254,7 @@ class World(RecordReads):
         self.checkout_events_sent = sends("checkout.session.completed") or sends(
             "checkout.session.async_payment_succeeded")
         self.payment_succeeded_sent = sends("invoice.payment_succeeded")
+        self.trial_will_end_sent = sends("customer.subscription.trial_will_end")
 
     def _new_id(self, object_type: str) -> str:
         """``prefix_<24 characters>``; a Checkout Session's ``cs_test_``/``cs_live_`` and 58

@@ -581,7 +581,8 @@ def test_every_profile_checks_its_subscribed_types_against_its_optional_types_al
     assert shopify_cls(["shop/redact", "customers/redact"]).subscribed == ("customers/redact", "shop/redact")
     assert stripe_cls().subscribed == () and github_cls().subscribed == ()
     with pytest.raises(ProfileError, match=r"^'invoice.finalized' is no optional Stripe type \(they are: "
-                                           r"invoice.payment_succeeded\)$") as info:
+                                           r"invoice.payment_succeeded, customer.subscription.trial_will_end\)$"
+                       ) as info:
         stripe_cls(["invoice.payment_succeeded", "invoice.finalized"])
     assert info.value.field == "subscribed"
     with pytest.raises(ProfileError, match=r"^'a/b' is no Shopify compliance topic \(they are: "

@@ -340,8 +340,14 @@ def test_a_subscription_mode_session_completes_as_stripe_types_it(world: World) 
             assert session.amount_total == first["amount_paid"] > 0
             assert event.business_key == f"provision:{session.id}"
         else:
-            assert (session.payment_status, session.invoice, session.amount_total) == ("no_payment_required", None, 0)
+            # Stripe's trial: "An immediate invoice is still created, but for $0" (billing/subscriptions/trials)
+            first = world.get(session.invoice)
+            assert (session.payment_status, session.amount_total) == ("no_payment_required", 0)
+            assert (first["subscription"], first["billing_reason"], first["status"], first["amount_due"],
+                    first["amount_paid"], first["charge"], first["payment_intent"]) == (
+                session.subscription, "subscription_create", "paid", 0, 0, None, None)
             assert sub["status"] == "trialing" and sub["metadata"] == {"seat": "2"}
+            assert sub["latest_invoice"] == first["id"]
         seen.add(session.payment_status)
     assert seen == {"paid", "no_payment_required"}
 

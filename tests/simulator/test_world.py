@@ -293,16 +293,21 @@ def test_a_subscription_mode_session_starts_its_subscription() -> None:
 
 
 def test_a_trial_subscription_mode_session_completes_with_nothing_to_pay() -> None:
-    """A trial bought through Checkout: the subscription starts ``trialing``, no invoice is
-    paid, and the session says ``no_payment_required``; it still provisions (its key)."""
+    """A trial bought through Checkout: the subscription starts ``trialing``, its first invoice
+    for $0 is paid ("An immediate invoice is still created, but for $0":
+    docs.stripe.com/billing/subscriptions/trials), and the session says ``no_payment_required``,
+    naming that invoice; it still provisions (its key)."""
     w = World(7)
     cs = w.open_checkout(None, w.create_price(), mode="subscription", trial=True, customer_email="t@example.com")
     assert (w.get(cs)["amount_total"], w.get(cs)["customer_creation"]) == (0, "always")
     events = w.complete_checkout(cs)
-    assert [e.type for e in events] == ["customer.created", "customer.subscription.created",
-                                        "checkout.session.completed"]
+    assert [e.type for e in events] == ["customer.created", "customer.subscription.created", "invoice.created",
+                                        "invoice.paid", "checkout.session.completed"]
     done = events[-1].object
-    assert (done["payment_status"], done["invoice"], done["payment_intent"]) == ("no_payment_required", None, None)
+    assert (done["payment_status"], done["invoice"], done["payment_intent"]) == (
+        "no_payment_required", events[3].object_id, None)
+    assert (events[3].object["amount_paid"], events[3].business_key, events[3].amount) == (
+        0, f"renewal:{done['invoice']}", 0)
     assert w.get(done["subscription"])["status"] == "trialing"
     assert events[-1].business_key == f"provision:{cs}"
     with pytest.raises(WorldError, match="only a subscription-mode session has a trial"):
