@@ -325,8 +325,21 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
                 if counts is not None:
                     counts.open[:] = [s for s in counts.open if s is not self.session]
 
+    if not _races_key_pairs(explore):  # a rule drawn at all changes every search's draws: only where it can apply
+        del WebhookMachine.burst_key_pair
     WebhookMachine.__name__ = WebhookMachine.__qualname__ = "WebhookMachine"
     return WebhookMachine
+
+
+def _races_key_pairs(explore: ExploreTarget) -> bool:
+    """True when the endpoint lists its types (`ExploreTarget.enabled`) and among them one whose
+    event owes a key only when a condition holds (`lifecycle.WITHHELD_KEYS`: a Checkout
+    Session's completion, unpaid by a delayed method, beside its ``async_payment_succeeded``):
+    the searches that race two such events of one object (`burst_key_pair`). Other searches
+    draw as they did without the rule (Hypothesis draws a flag for every rule a machine has)."""
+    from hookproof.simulator.world.lifecycle import WITHHELD_KEYS
+
+    return explore.enabled is not None and any(t in WITHHELD_KEYS for t in explore.enabled)
 
 
 def _legal(session: Session) -> list[tuple[str, int | None]]:

@@ -38,7 +38,7 @@ def test_effects_deleted_by_a_restart_are_said_to_be_gone(tmp_path: Path) -> Non
     # no read came between the commit and the kill, so nothing tells committed-then-deleted from never
     # committed: both are named, the restart's first
     words = re.compile(r"acknowledged \d+ time\(s\) but not applied by the end of settling; the receiver answered "
-                       r"200 \"\{'received':true\}\" and nothing was applied by the end(, after evt_\w+ \([a-z_.]+\), an "
+                       r"200 \"\{\"received\":true\}\" and nothing was applied by the end(, after evt_\w+ \([a-z_.]+\), an "
                        r"earlier event of the same object, was acknowledged)?: this scenario restarted the receiver, which loses what a receiver "
                        r"answering before its work commits had not committed, and every committed row when its start "
                        r"command resets its database \(each restart runs it again\) or its storage is not kept; .*")
