@@ -156,9 +156,15 @@ def expand_env(env: Mapping[str, str], values: Mapping[str, str]) -> dict[str, s
     return {k: pattern.sub(lambda m: values.get(m.group(1), m.group(0)), v) for k, v in env.items()}
 
 
+def _provider_ports(config: Config) -> frozenset[int]:
+    """The port ``[provider] port`` names (none when 0: the provider API then takes one of
+    ``[chaos] ports`` itself, after the receiver's, see `provider_server`)."""
+    return frozenset({config.provider.port}) if config.provider.port else frozenset()
+
+
 def with_port(config: Config) -> Config:
     """`config` with ``{port}`` in `target.url` replaced by a free port on 127.0.0.1 (picked
-    now, once per run; the first free one of ``[chaos] ports`` when set); a `[target.start]` without its own `port` gets the same one (or, with
+    now, once per run; the first free one of ``[chaos] ports`` when set, never ``[provider] port``); a `[target.start]` without its own `port` gets the same one (or, with
     no ``{port}`` in the URL, the URL's port), for its ``{port}`` placeholders."""
     from urllib.parse import urlsplit
 
@@ -175,7 +181,8 @@ def with_port(config: Config) -> Config:
         start = t.start.model_copy(update={"port": known})
         return config.model_copy(update={"target": t.model_copy(update={"start": start})})
     chosen = config.chaos.ports
-    port = PortRange(*chosen).take() if chosen else free_port()  # within [chaos] ports when set
+    # within [chaos] ports when set, never the provider API's own port (set in the same range)
+    port = PortRange(*chosen, exclude=_provider_ports(config)).take() if chosen else free_port()
     update: dict[str, Any] = {"url": t.url.replace("{port}", str(port))}
     if t.start is not None and t.start.port is None:
         update["start"] = t.start.model_copy(update={"port": port})
@@ -304,7 +311,8 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         backend = "docker"
     from hookproof.simulator.serving import PortRange
 
-    ports = PortRange(*config.chaos.ports, exclude={url.port or 80}) if config.chaos.ports else None
+    taken = {url.port or 80, *_provider_ports(config)}
+    ports = PortRange(*config.chaos.ports, exclude=taken) if config.chaos.ports else None
     with Nemesis(make, url.port or 80, history=history, path=url.path or "/", backend=backend, seed=seed,
                  ports=ports) as nemesis:
         yield nemesis

@@ -94,6 +94,19 @@ def test_the_receiver_s_own_port_comes_from_the_range(tmp_path: Path) -> None:
     assert config.target.url == f"http://127.0.0.1:{first}/webhooks"
 
 
+def test_the_receiver_never_gets_the_provider_api_s_port_named_inside_the_range(tmp_path: Path) -> None:
+    """A user naming `[provider] port` inside `[chaos] ports` had it handed to the receiver
+    as `{port}` (the provider API binds it only after the receiver's port is picked): the run
+    was refused as if another run held the port. The receiver's port now skips it (the fault
+    proxy's and the replicas' ports follow the same rule)."""
+    from hookproof.certify import with_port
+
+    first = _free_block(5, start=25000)
+    config = load_config(_config(tmp_path, f"[{first}, {first + 4}]"))
+    pinned = config.model_copy(update={"provider": config.provider.model_copy(update={"port": first})})
+    assert with_port(pinned).target.url == f"http://127.0.0.1:{first + 1}/webhooks"
+
+
 def test_the_provider_api_listens_inside_the_range_unless_its_port_is_set(tmp_path: Path) -> None:
     """A user given ports 19400-19499 found the provider API and effect sink on any free port
     (`[provider] port = 0`) outside them. With `[chaos] ports` it now takes one of the range,
