@@ -176,7 +176,9 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
                 "the receiver, which loses what a receiver answering before its work commits had not committed, and "
                 "every committed row when its start command resets its database (each restart runs it again) or "
                 "its storage is not kept; a receiver taking the event for one it already handled (deduplicating on "
-                f"something other than {event_id_name}) or skipping it applies nothing too{words}")
+                f"something other than {event_id_name}) or skipping it applies nothing too; and a queue whose "
+                "killed worker's job comes back only once its lock expires applies it after settling ended "
+                f"(raise [settle] stall_s above that delay){words}")
     return (f"; the receiver answered {answered} and applied nothing{earlier}: a receiver does that when it takes the "
             f"event for one it already handled (deduplicating on something other than {event_id_name}), skips "
             f"it, or answers before its work commits{words}")
