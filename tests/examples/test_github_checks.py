@@ -56,6 +56,11 @@ DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-con
                                           "dropped-response", "mass-redelivery", "mass-redelivery-window")}
 MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
 SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "stale-after-newer")}
+#: The scenarios sending a story's every effectful event (the others its first three and the first
+#: of each checks' type after them: a branch's first suite, a button's first click).
+WHOLE_STORY = ("duplicate-sequential", "mass-redelivery", "mass-redelivery-window")
+SECOND_HEAD_LOST = {s: ["lost"] for s in (*WHOLE_STORY, "distinct-events-same-object")}
+SECOND_CLICK_LOST = {s: ["lost"] for s in WHOLE_STORY}
 
 
 @pytest.mark.slow
@@ -65,6 +70,8 @@ SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "sta
     ("github_app_check_suite_every_delivery.js", LISTED, DOUBLE_JOB),
     ("github_app_check_run_overwrite.js", LISTED, MOVED_BACK),
     ("github_app_rerun_once.js", LISTED, SECOND_RERUN_LOST),
+    ("github_app_suite_by_branch.js", LISTED, SECOND_HEAD_LOST),
+    ("github_app_action_once.js", LISTED, SECOND_CLICK_LOST),
     ("github_app_check_suite_every_delivery.js", None, {}),
 ])
 def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script: str, enabled: list[str] | None,
@@ -85,6 +92,13 @@ def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script
                              f.message) and "completed (event" in f.message for _, f in findings), findings
     if failed is SECOND_RERUN_LOST:  # each the second re-run of the suite or of the check `test`
         assert {str(f.key).split(":")[0] for _, f in findings} == {"rerun", "rerun-run"}, findings
+    if failed is SECOND_HEAD_LOST:  # each a suite of a branch's later head: a pull request's, the default branch's
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"suite"}, findings
+        lost = {str(f.key) for sid, f in findings if sid == "duplicate-sequential"}
+        assert len(lost) == 2, lost  # the merge commit's suite on main, the synchronized head's of the pull request
+    if failed is SECOND_CLICK_LOST:  # each a second click of a run's button: its own request
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"action"}, findings
+        assert all(re.search(r":autofix:[0-9a-f-]{36}$", str(f.key)) for _, f in findings), findings
     walked = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
     if enabled is not None:  # the issues, pull requests and installation, and the push's two check runs
         assert walked["reorder"] == 5 and walked["stale-after-newer"] == 8, walked
@@ -114,3 +128,4 @@ def test_explore_s_schedule_of_a_checks_app_replays(tmp_path: Path, monkeypatch:
     assert reproduced, lines
     found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
     assert found & {f.check_id for f in failure.findings}, (lines, failure.summary())
+
