@@ -859,8 +859,16 @@ class GitHubWorld(RecordReads):
 
     def storm_story(self, index: int) -> list[Event]:
         """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
-        (`repeat_story`), in turn. Returns its events."""
-        return self.lifecycle() if index % 2 == 0 else self.repeat_story()
+        (`repeat_story`), in turn; to an App sent the checks' events (`checks_sent`), the
+        lifecycle's last push's CI re-run by hand after it (`rerun_checks`: the suite re-run twice,
+        ``test`` re-run twice, ``autofix`` clicked twice). Returns its events."""
+        if index % 2:
+            return self.repeat_story()
+        start = len(self.events)
+        self.lifecycle()
+        if self.checks_sent:
+            self.rerun_checks(self.head)
+        return self.events[start:]
 
     def unknown_event(self) -> Event:
         """A ``star.created`` event (GitHub sends it; a CI App handles no such thing), about the

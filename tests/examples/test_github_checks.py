@@ -12,7 +12,10 @@ rank); `github_app_check_suite_every_delivery.js` starts a requested suite's job
 (a redelivery starts a second: ``duplicated``), `github_app_check_run_overwrite.js` writes each
 run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``),
 `github_app_rerun_once.js` keys re-runs by the suite's id and the check's name (the second re-run
-of each starts no job: ``lost``).
+of each starts no job: ``lost``), `github_app_suite_by_branch.js` keys a suite's job by its branch
+(a pull request's synchronized head starts none: ``lost``), `github_app_action_once.js` acts once
+per run and button (a second click does nothing: ``lost``). explore finds the last and the re-run
+twin through its re-run and click operations.
 Needs node and ``npm ci`` in examples/receivers/node, as `tests/examples/test_github_app.py`.
 """
 
@@ -129,3 +132,25 @@ def test_explore_s_schedule_of_a_checks_app_replays(tmp_path: Path, monkeypatch:
     found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
     assert found & {f.check_id for f in failure.findings}, (lines, failure.summary())
 
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("node")
+@pytest.mark.parametrize(("script", "prefixes"), [
+    ("github_app_rerun_once.js", {"rerun", "rerun-run"}),
+    ("github_app_action_once.js", {"action"}),
+])
+def test_explore_re_runs_suites_and_clicks_buttons(tmp_path: Path, script: str, prefixes: set[str]) -> None:
+    """explore draws a completed suite's re-runs and a run's button clicked (`world_ops`:
+    ``rerun_suite``, ``rerun_check``, ``request_action``), so a twin keying a re-run by what stays
+    the same across re-runs, or an action by its run and button, is found: ``lost`` on a second
+    re-run's or a second click's key."""
+    from hookproof.commands.explore import run_explore
+
+    run = run_explore(checks_config(script, tmp_path), out_dir=tmp_path / "report", max_examples=60,
+                      seed=20240601, repeats=1)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert {f.check_id for f in failure.findings} == {"lost"}, failure.summary()
+    assert {str(f.key).split(":")[0] for f in failure.findings} <= prefixes, failure.summary()
+    assert any(step.op == "emit" and step.action in ("rerun_suite", "rerun_check", "request_action")
+               for step in failure.steps), failure.steps
