@@ -219,13 +219,19 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
 #: time, so only the REST API tells those three events apart); ``rerun_ci`` and ``bot_merge``:
 #: an open pull request closed and reopened, or pushed to and merged, within one second
 #: (`GitHubWorld.rerun_ci`, `GitHubWorld.bot_merge`); ``edit_comment`` and ``delete_comment``:
-#: an issue's newest comment edited or deleted.
+#: an issue's newest comment edited or deleted; to an App sent the checks (a check suite per push),
+#: ``rerun_suite``, ``rerun_check`` and ``request_action``: a completed suite re-run whole
+#: (`GitHubWorld.rerequest_suite`), its newest ``test`` run re-run (`rerequest_check_run`), its
+#: newest ``lint`` run's ``autofix`` button clicked (`request_action`), each legal once the suite is
+#: completed and offered after every other operation, so a world told no checks draws as it did.
 GITHUB_ACTIONS: tuple[str, ...] = (
     "open_issue", "push", "open_pull_request", "install", "comment", "label", "edit", "close_issue",
     "reopen_issue", "synchronize", "merge", "close_pull_request", "uninstall", "unlabel", "triage", "suspend",
     "unsuspend", "add_repository", "remove_repository", "edit_pull_request", "edit_comment", "delete_comment",
-    "rerun_ci", "bot_merge",
+    "rerun_ci", "bot_merge", "rerun_suite", "rerun_check", "request_action",
 )
+#: The check operations, each on a completed check suite (by its index) and its newest run of a name.
+_CHECK_OPS: Mapping[str, str | None] = {"rerun_suite": None, "rerun_check": "test", "request_action": "lint"}
 
 
 def _github_legal(world: Any) -> list[Action]:
@@ -256,6 +262,9 @@ def _github_legal(world: Any) -> list[Action]:
                 out.append(("remove_repository", i))
         else:
             out.append(("unsuspend", i))
+    for i, suite in enumerate(world.objects("check_suite")):
+        if world.peek(suite)["status"] == "completed":
+            out += [(action, i) for action in _CHECK_OPS]
     return out
 
 
@@ -293,6 +302,16 @@ def _github_apply(world: Any, action: str, index: int | None) -> None:
             world.close_pull_request(pr, merged=action == "merge")
     elif action in on_installation:
         on_installation[action](_nth(world, action, "installation", index))
+    elif action in _CHECK_OPS:
+        suite = _nth(world, action, "check_suite", index)
+        if world.peek(suite)["status"] != "completed":
+            raise WorldError(f"{action}: check suite {suite} is not completed", object_id=suite)
+        name = _CHECK_OPS[action]
+        if name is None:
+            world.rerequest_suite(suite)
+            return
+        run = [r for r in world.runs_of(suite) if world.peek(r)["name"] == name][-1]
+        (world.rerequest_check_run if action == "rerun_check" else world.request_action)(run)
     else:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(GITHUB_ACTIONS)})")
 

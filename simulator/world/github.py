@@ -38,14 +38,18 @@ installations (``active``/``suspended``/``deleted``) and check runs (``queued``/
 
 The checks (docs.github.com "Webhook events and payloads", ``check_suite`` and ``check_run``;
 REST "Check suites" and "Check runs"): told the endpoint is sent them (`sent_only`), each push to
-the default branch makes the App's check suite for its head (``check_suite.requested``), and the
+any branch (the default branch, a new branch, a pull request's head when it is opened or
+synchronized) makes the App's check suite for its head (``check_suite.requested``, ``head_branch``
+the branch, ``pull_requests`` the open pull request whose head it is: `_ci`), and the
 App (played by the world) creates two check runs, ``lint`` queued and ``test`` already in
 progress (``check_run.created`` each: GitHub sends ``check_run`` only when a run is created,
 completed, re-requested or an action requested, so a run moved to ``in_progress`` by an update
 sends nothing, and its ``in_progress`` is seen only when created so), completes them
 (``check_run.completed``) and GitHub completes the suite (``check_suite.completed``). A re-run of
 the suite (``check_suite.rerequested``) or of one run (``check_run.rerequested``) makes new check
-runs, as GitHub Actions does: a completed run is never reset. Check ids come from a generator of
+runs, as GitHub Actions does: a completed run is never reset. A click of a run's button
+(``check_run.requested_action``) is a request of its own: two clicks, two deliveries, two
+``action:`` keys (`github_lifecycle.PER_DELIVERY`). Check ids come from a generator of
 their own and the check events move the clock only by their own seconds, so an App sent none of
 them is told exactly the stories it always was.
 Simplification: pushes to a pull request's branch are sent as ``pull_request`` events
@@ -72,6 +76,7 @@ from hookproof.simulator.world.github_lifecycle import (
     CHECKS_RUN_CI,
     GITHUB_TRANSITIONS,
     ISSUE_TYPES,
+    PER_DELIVERY,
     STATEFUL_TYPES,
 )
 from hookproof.simulator.world.records import Record, RecordReads
@@ -149,13 +154,14 @@ class GitHubWorld(RecordReads):
         self.head = self._sha()
         self._branches: dict[str, str] = {}
         self._tags = 0
-        #: whether the App is sent the checks' events (`sent_only`): then each push to the
-        #: default branch runs the App's CI (`run_ci`)
+        #: whether the App is sent the checks' events (`sent_only`): then each push to any
+        #: branch, a pull request's head too, runs the App's CI (`_ci`)
         self.checks_sent = False
         self._check_rng = random.Random(seed * 7927 + 29)  # the checks' ids, apart from every other id
         self._suites: dict[str, str] = {}  # head sha -> its check suite's id
         self._runs: dict[str, list[str]] = {}  # check suite id -> its check runs' ids, oldest first
-        self._pending_ci: list[tuple[str, str]] = []  # (before, after) of pushes made inside `same_second`
+        #: (before, after, branch or None, the check suite's pull requests) of pushes made inside `same_second`
+        self._pending_ci: list[tuple[str, str, str | None, list[dict[str, Any]]]] = []
 
     def repository(self) -> dict[str, Any]:
         """The repository object as of now (``open_issues_count`` and ``pushed_at`` current)."""
@@ -362,6 +368,7 @@ class GitHubWorld(RecordReads):
         self._branches[branch] = sha
         self._emit_push(oid, f"refs/heads/{branch}", _ZERO_SHA, sha, [head], head, at=at, created=True,
                         compare=branch)
+        self._ci(_ZERO_SHA, sha, branch)
         return branch
 
     def delete_branch(self, branch: str) -> None:
@@ -397,6 +404,7 @@ class GitHubWorld(RecordReads):
         self._create(oid, "pull_request", {**obj, "hookproof_status": "open"})
         self._commit(obj["head"]["sha"], obj["title"])
         self._emit("pull_request.opened", oid, {"number": number, "pull_request": None})
+        self._ci(_ZERO_SHA, obj["head"]["sha"], branch, oid)
         return oid
 
     def synchronize(self, pull_request: str) -> str:
@@ -413,6 +421,7 @@ class GitHubWorld(RecordReads):
         self._commit(after, self._fake.sentence(nb_words=4).rstrip("."))
         self._emit("pull_request.synchronize", pull_request,
                    {"number": pr["number"], "before": before, "after": after, "pull_request": None})
+        self._ci(before, after, head["ref"], pull_request)
         return after
 
     def close_pull_request(self, pull_request: str, *, merged: bool) -> None:
@@ -442,7 +451,7 @@ class GitHubWorld(RecordReads):
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The App is sent the checks' events when `sends` accepts ``check_suite.requested`` (an App
         whose ``target.enabled_events`` lists ``check_suite``: `GITHUB_CHECK_TYPES`): then each push
-        to the default branch runs its CI (`run_ci`), the stories re-run checks, and a ``push`` or
+        to any branch, a pull request's head too, runs its CI (`_ci`, `run_ci`), the stories re-run checks, and a ``push`` or
         ``pull_request.opened|synchronize`` owes no ``ci:`` job of its own (`CHECKS_RUN_CI`: the
         App's CI runs per requested suite, ``suite:``; those events are still sent, with their
         states). Call before the stories are played; an App sent none is told the stories it
@@ -459,15 +468,18 @@ class GitHubWorld(RecordReads):
         finally:
             self.checks_sent = sent
 
-    def request_checks(self, before: str, after: str) -> str:
-        """GitHub makes the App's check suite for the default branch's pushed head `after` (pushed
-        over `before`): emits ``check_suite.requested`` (``queued``, no conclusion, no run). Returns
-        the suite's id (digits). Raises WorldError for a head no push made."""
+    def request_checks(self, before: str, after: str, branch: str | None = None,
+                       pull_requests: list[dict[str, Any]] | None = None) -> str:
+        """GitHub makes the App's check suite for head `after` pushed to `branch` (None: the
+        default branch) over `before`: emits ``check_suite.requested`` (``queued``, no conclusion,
+        no run; ``head_branch`` the branch, ``pull_requests`` the open pull requests whose head it
+        is, `gh.check_pull_request` items). Returns the suite's id (digits). Raises WorldError for
+        a head no push made."""
         repo = self.repository()
         head = self._typed(f"{repo['full_name']}@{after}", "commit")
         suite_id = self._check_rng.randint(20_000_000_000, 29_999_999_999)
-        suite = gh.check_suite(repo, suite_id, head_branch=repo["default_branch"], before=before, head=head,
-                               created=self._now + 1)
+        suite = gh.check_suite(repo, suite_id, head_branch=branch or repo["default_branch"], before=before,
+                               head=head, created=self._now + 1, pull_requests=pull_requests)
         oid = str(suite_id)
         self._create(oid, "check_suite", suite)
         self._suites[after] = oid
@@ -566,7 +578,8 @@ class GitHubWorld(RecordReads):
         """A user re-runs the completed CI of pushed head `head_sha`: the whole suite
         (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`) and ``test``
         again (the run that re-run made: a second "Re-run" of one check, a run of its own), then
-        asks the new ``lint`` run for its ``autofix`` action (`request_action`), then re-runs the
+        asks the new ``lint`` run for its ``autofix`` action twice (`request_action`: each click
+        its own request, its own ``action:`` key), then re-runs the
         whole suite a second time. Each re-run owes its own job: a suite keeps its id, so its
         re-runs are told apart by the suite's ``updated_at``, which each re-request moves
         (``rerun:``); a check run's re-runs by the id of the run re-requested, each re-run making a
@@ -579,6 +592,7 @@ class GitHubWorld(RecordReads):
         again = self.rerequest_check_run(test)
         third = self.rerequest_check_run(again)
         self.request_action(lint)
+        self.request_action(lint)  # clicked again: a new request, its own delivery and action
         return [lint, test, again, third, *self.rerequest_suite(suite)]
 
     def check_story(self) -> list[Event]:
@@ -624,8 +638,8 @@ class GitHubWorld(RecordReads):
         finally:
             self._in_second = -1
         pending, self._pending_ci = self._pending_ci, []
-        for before, after in pending:  # the CI of a push made in that second, after it
-            self.run_ci(self.request_checks(before, after))
+        for before, after, branch, prs in pending:  # the CI of a push made in that second, after it
+            self.run_ci(self.request_checks(before, after, branch, prs))
 
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""
@@ -671,8 +685,9 @@ class GitHubWorld(RecordReads):
         selection and removed, the installation suspended, unsuspended and deleted
         (``installation_repositories.added|removed``, ``installation.suspend|unsuspend|deleted``:
         no effect, sent beside the installation's effectful ``installation.created``). To an App
-        sent the checks' events (`checks_sent`), the push's CI (`run_ci`), then its suite re-run,
-        a run of that re-run re-run alone and an action asked of the other (`rerun_checks`). The
+        sent the checks' events (`checks_sent`), the push's CI (`run_ci`; the pull requests' heads
+        run theirs too), then its suite re-run,
+        a run of that re-run re-run alone and an action asked of the other twice (`rerun_checks`). The
         story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful, the other events of their objects, and the ping (`companion_objects`)."""
         start = len(self.events)
@@ -844,8 +859,16 @@ class GitHubWorld(RecordReads):
 
     def storm_story(self, index: int) -> list[Event]:
         """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
-        (`repeat_story`), in turn. Returns its events."""
-        return self.lifecycle() if index % 2 == 0 else self.repeat_story()
+        (`repeat_story`), in turn; to an App sent the checks' events (`checks_sent`), the
+        lifecycle's last push's CI re-run by hand after it (`rerun_checks`: the suite re-run twice,
+        ``test`` re-run twice, ``autofix`` clicked twice). Returns its events."""
+        if index % 2:
+            return self.repeat_story()
+        start = len(self.events)
+        self.lifecycle()
+        if self.checks_sent:
+            self.rerun_checks(self.head)
+        return self.events[start:]
 
     def unknown_event(self) -> Event:
         """A ``star.created`` event (GitHub sends it; a CI App handles no such thing), about the
@@ -908,12 +931,23 @@ class GitHubWorld(RecordReads):
         commits = [self._commit(sha, message, at)[1] for sha, message in zip(shas, messages)]
         self._emit_push(f"{self.repository()['full_name']}@{after}", f"refs/heads/{self.repository()['default_branch']}",
                         before, after, commits, commits[-1], at=at, forced=forced)
-        if self.checks_sent:
-            if self._in_second >= 0:  # its CI runs once the second's changes are made
-                self._pending_ci.append((before, after))
-            else:
-                self.run_ci(self.request_checks(before, after))
+        self._ci(before, after)
         return after
+
+    def _ci(self, before: str, after: str, branch: str | None = None, pull_request: str | None = None) -> None:
+        """To an App sent the checks (`checks_sent`), the CI of head `after` pushed to `branch`
+        (None: the default branch) over `before`: GitHub makes a check suite for every push to any
+        branch, a pull request's head commit too (docs.github.com "Using the REST API to interact
+        with checks": "GitHub creates check suites ... when code is pushed to a repository"), its
+        ``pull_requests`` the open `pull_request` whose head it is, as it is now (`request_checks`,
+        `run_ci`; inside `same_second`, once the second's changes are made)."""
+        if not self.checks_sent:
+            return
+        prs = [gh.check_pull_request(self._public(pull_request))] if pull_request is not None else []
+        if self._in_second >= 0:  # its CI runs once the second's changes are made
+            self._pending_ci.append((before, after, branch, prs))
+        else:
+            self.run_ci(self.request_checks(before, after, branch, prs))
 
     def _emit_push(self, oid: str, ref: str, before: str, after: str, commits: list[dict[str, Any]],
                    head: dict[str, Any] | None, *, at: int, created: bool = False, deleted: bool = False,
@@ -1048,12 +1082,15 @@ class GitHubWorld(RecordReads):
         else:
             raise WorldError("same_second: more changes than one second holds")
         ids = self._check_rng if event_type.startswith(("check_suite.", "check_run.")) else self._rng  # see checks
+        delivery = str(uuid.UUID(int=ids.getrandbits(128), version=4))
         rec = self._objects.get(object_id)
         key_fn = None if self.checks_sent and event_type in CHECKS_RUN_CI else BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
+        if key is not None and event_type in PER_DELIVERY:  # each click its own request
+            key = f"{key}:{delivery}"
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(
-            id=str(uuid.UUID(int=ids.getrandbits(128), version=4)), type=event_type, created=self._now,
+            id=delivery, type=event_type, created=self._now,
             created_us=created_us, object_type=rec.object_type if rec else kind,
             object_id=object_id, version=len(rec.versions) if rec else 1,
             object=self._public(object_id) if rec else copy.deepcopy(snapshot or {}),

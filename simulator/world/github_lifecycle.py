@@ -47,8 +47,8 @@ def _run(payload: Mapping[str, Any]) -> str:
 #: The checks' (sent only to an App whose enabled_events lists them, `GITHUB_CHECK_TYPES`): one
 #: CI job per requested check suite (``suite:``), one per re-run of the whole suite
 #: (``rerun:``, told apart by the suite's ``updated_at``, which each rerequest moves) and one per
-#: check run re-run (``rerun-run:``), and the action a user asked of a check run once
-#: (``action:``, with its ``requested_action.identifier``).
+#: check run re-run (``rerun-run:``), and the action a user asked of a check run, once per click
+#: (``action:``, with its ``requested_action.identifier``, then the delivery: `PER_DELIVERY`).
 BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "issues.opened": lambda p: f"comment:{p['repository']['full_name']}#{p['issue']['number']}",
     "issue_comment.created": lambda p: (f"reply:{p['repository']['full_name']}#{p['issue']['number']}:"
@@ -62,6 +62,15 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "check_run.rerequested": lambda p: f"rerun-run:{_run(p)}",
     "check_run.requested_action": lambda p: f"action:{_run(p)}:{p['requested_action']['identifier']}",
 }
+
+#: The types whose every delivery is a request of its own, so their key ends in the delivery's
+#: ``X-GitHub-Delivery`` (``{key}:{delivery}``; a redelivery keeps it): a user's click of a check
+#: run's button. docs.github.com "Using the REST API to interact with checks" ("Check runs and
+#: requested actions"): "When a user clicks the button, GitHub sends the
+#: ``check_run.requested_action`` webhook to your app", which then performs the task the
+#: ``requested_action.identifier`` names; the payload names the run and the button only, so two
+#: clicks of one button on one run are two deliveries of equal payloads, each owing its action.
+PER_DELIVERY: frozenset[str] = frozenset({"check_run.requested_action"})
 
 #: The types whose ``ci:`` job an App sent the checks does not owe: its CI runs once per requested
 #: check suite (``suite:``). docs.github.com "Using the REST API to interact with checks": when

@@ -19,6 +19,7 @@ schemas in the tests.
 from __future__ import annotations
 
 import base64
+import copy
 from typing import Any
 
 API = "https://api.github.com"
@@ -296,18 +297,33 @@ def commit_simple(commit_obj: dict[str, Any]) -> dict[str, Any]:
             "committer": person(commit_obj["committer"])}
 
 
+def check_pull_request(pr: dict[str, Any]) -> dict[str, Any]:
+    """A pull request as a check suite or run lists it (``check_suite.pull_requests`` and
+    ``check_run.pull_requests`` items: ``url``, ``id``, ``number``, ``head`` and ``base`` each
+    ``ref``, ``sha`` and ``repo`` ``{id, url, name}``; docs.github.com "Webhook events and payloads",
+    ``check_suite``; ``check-run-pull-request`` of ``@octokit/webhooks-schemas``), from `pr` (a
+    `pull_request`) as it is now."""
+    def ref(side: dict[str, Any]) -> dict[str, Any]:
+        repo = side["repo"]
+        return {"ref": side["ref"], "sha": side["sha"],
+                "repo": {"id": repo["id"], "url": repo["url"], "name": repo["name"]}}
+    return {"url": pr["url"], "id": pr["id"], "number": pr["number"], "head": ref(pr["head"]),
+            "base": ref(pr["base"])}
+
+
 def check_suite(repo: dict[str, Any], suite_id: int, *, head_branch: str, before: str, head: dict[str, Any],
-                created: int) -> dict[str, Any]:
+                created: int, pull_requests: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The App's ``check_suite`` for a pushed `head` (a push's commit) of `repo`'s `head_branch`,
     as GitHub creates it: ``queued``, no conclusion, no check run yet (``latest_check_runs_count``
-    0), no pull request (a push to the default branch). ``rerequestable`` and
+    0), ``pull_requests`` the open pull requests whose head is that branch (`check_pull_request`
+    items; none for a push to the default branch). ``rerequestable`` and
     ``runs_rerequestable`` are left out: ``check_suite$rerequested`` (7.6.1) refuses them and
     the other actions' schemas do not require them."""
     url = f"{repo['url']}/check-suites/{suite_id}"
     return {
         "id": suite_id, "node_id": node_id("CheckSuite", suite_id), "head_branch": head_branch,
         "head_sha": head["id"], "status": "queued", "conclusion": None, "url": url, "before": before,
-        "after": head["id"], "pull_requests": [], "app": app(), "created_at": iso(created),
+        "after": head["id"], "pull_requests": list(pull_requests or []), "app": app(), "created_at": iso(created),
         "updated_at": iso(created), "latest_check_runs_count": 0, "check_runs_url": f"{url}/check-runs",
         "head_commit": commit_simple(head),
     }
@@ -323,7 +339,8 @@ def check_run(repo: dict[str, Any], run_id: int, name: str, suite: dict[str, Any
               started: int) -> dict[str, Any]:
     """A ``check_run`` named `name` the App created in `suite` (a `check_suite`), ``queued`` or
     ``in_progress`` (`status`), started at `started` (GitHub sets ``started_at`` at creation),
-    not completed: ``conclusion`` and ``completed_at`` null, an empty output."""
+    not completed: ``conclusion`` and ``completed_at`` null, an empty output; its ``pull_requests``
+    its suite's."""
     url = f"{repo['url']}/check-runs/{run_id}"
     return {
         "id": run_id, "node_id": node_id("CheckRun", run_id), "head_sha": suite["head_sha"],
@@ -332,5 +349,6 @@ def check_run(repo: dict[str, Any], run_id: int, name: str, suite: dict[str, Any
         "started_at": iso(started), "completed_at": None,
         "output": {"title": None, "summary": None, "text": None, "annotations_count": 0,
                    "annotations_url": f"{url}/annotations"},
-        "name": name, "check_suite": {k: suite[k] for k in RUN_SUITE_FIELDS}, "app": app(), "pull_requests": [],
+        "name": name, "check_suite": {k: suite[k] for k in RUN_SUITE_FIELDS}, "app": app(),
+        "pull_requests": copy.deepcopy(suite["pull_requests"]),
     }

@@ -12,7 +12,10 @@ rank); `github_app_check_suite_every_delivery.js` starts a requested suite's job
 (a redelivery starts a second: ``duplicated``), `github_app_check_run_overwrite.js` writes each
 run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``),
 `github_app_rerun_once.js` keys re-runs by the suite's id and the check's name (the second re-run
-of each starts no job: ``lost``).
+of each starts no job: ``lost``), `github_app_suite_by_branch.js` keys a suite's job by its branch
+(a pull request's synchronized head starts none: ``lost``), `github_app_action_once.js` acts once
+per run and button (a second click does nothing: ``lost``). explore finds the last and the re-run
+twin through its re-run and click operations.
 Needs node and ``npm ci`` in examples/receivers/node, as `tests/examples/test_github_app.py`.
 """
 
@@ -56,6 +59,11 @@ DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-con
                                           "dropped-response", "mass-redelivery", "mass-redelivery-window")}
 MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
 SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "stale-after-newer")}
+#: The scenarios sending a story's every effectful event (the others its first three and the first
+#: of each checks' type after them: a branch's first suite, a button's first click).
+WHOLE_STORY = ("duplicate-sequential", "mass-redelivery", "mass-redelivery-window")
+SECOND_HEAD_LOST = {s: ["lost"] for s in (*WHOLE_STORY, "distinct-events-same-object")}
+SECOND_CLICK_LOST = {s: ["lost"] for s in WHOLE_STORY}
 
 
 @pytest.mark.slow
@@ -65,6 +73,8 @@ SECOND_RERUN_LOST = {s: ["lost"] for s in SCENARIOS if s not in ("reorder", "sta
     ("github_app_check_suite_every_delivery.js", LISTED, DOUBLE_JOB),
     ("github_app_check_run_overwrite.js", LISTED, MOVED_BACK),
     ("github_app_rerun_once.js", LISTED, SECOND_RERUN_LOST),
+    ("github_app_suite_by_branch.js", LISTED, SECOND_HEAD_LOST),
+    ("github_app_action_once.js", LISTED, SECOND_CLICK_LOST),
     ("github_app_check_suite_every_delivery.js", None, {}),
 ])
 def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script: str, enabled: list[str] | None,
@@ -85,6 +95,13 @@ def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script
                              f.message) and "completed (event" in f.message for _, f in findings), findings
     if failed is SECOND_RERUN_LOST:  # each the second re-run of the suite or of the check `test`
         assert {str(f.key).split(":")[0] for _, f in findings} == {"rerun", "rerun-run"}, findings
+    if failed is SECOND_HEAD_LOST:  # each a suite of a branch's later head: a pull request's, the default branch's
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"suite"}, findings
+        lost = {str(f.key) for sid, f in findings if sid == "duplicate-sequential"}
+        assert len(lost) == 2, lost  # the merge commit's suite on main, the synchronized head's of the pull request
+    if failed is SECOND_CLICK_LOST:  # each a second click of a run's button: its own request
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"action"}, findings
+        assert all(re.search(r":autofix:[0-9a-f-]{36}$", str(f.key)) for _, f in findings), findings
     walked = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
     if enabled is not None:  # the issues, pull requests and installation, and the push's two check runs
         assert walked["reorder"] == 5 and walked["stale-after-newer"] == 8, walked
@@ -114,3 +131,26 @@ def test_explore_s_schedule_of_a_checks_app_replays(tmp_path: Path, monkeypatch:
     assert reproduced, lines
     found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
     assert found & {f.check_id for f in failure.findings}, (lines, failure.summary())
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("node")
+@pytest.mark.parametrize(("script", "prefixes"), [
+    ("github_app_rerun_once.js", {"rerun", "rerun-run"}),
+    ("github_app_action_once.js", {"action"}),
+])
+def test_explore_re_runs_suites_and_clicks_buttons(tmp_path: Path, script: str, prefixes: set[str]) -> None:
+    """explore draws a completed suite's re-runs and a run's button clicked (`world_ops`:
+    ``rerun_suite``, ``rerun_check``, ``request_action``), so a twin keying a re-run by what stays
+    the same across re-runs, or an action by its run and button, is found: ``lost`` on a second
+    re-run's or a second click's key."""
+    from hookproof.commands.explore import run_explore
+
+    run = run_explore(checks_config(script, tmp_path), out_dir=tmp_path / "report", max_examples=60,
+                      seed=20240601, repeats=1)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert {f.check_id for f in failure.findings} == {"lost"}, failure.summary()
+    assert {str(f.key).split(":")[0] for f in failure.findings} <= prefixes, failure.summary()
+    assert any(step.op == "emit" and step.action in ("rerun_suite", "rerun_check", "request_action")
+               for step in failure.steps), failure.steps

@@ -138,6 +138,32 @@ def test_a_copy_s_check_suites_and_runs_are_fresh_and_name_the_one_app() -> None
         assert after["app"] == before["app"] and after["app"]["id"] == gh.APP_ID
 
 
+def test_a_checks_app_s_storm_sends_every_checks_type_its_re_runs_and_clicks_fresh_per_copy() -> None:
+    """A storm's mix to an App listing the checks (`storm_sends`, its world told so): the
+    lifecycle's pushes and pull request heads run its CI, the last push's suite is re-run twice,
+    ``test`` twice and ``autofix`` clicked twice (`GitHubWorld.storm_story`), so every checks type
+    is sent; each copy's re-run and click keys are fresh, a click's ending in its own delivery id."""
+    from hookproof.loadtests.stories import storm_sends
+    from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
+
+    profile = get_profile("github", subscribed=GITHUB_CHECK_TYPES)
+    keep = storm_sends(profile, frozenset(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES))
+    world = template_world("github", 7, start_us=START_US)
+    world.sent_only(keep.sends_type)
+    book = StoryBook(world, profile, keep, stories=2)
+    sent = [t for story in book.templates for t in story]
+    assert {t.type for t in sent} >= set(GITHUB_CHECK_TYPES)
+    keyed = {t.type: [e for e in sent if e.type == t.type] for t in sent
+             if t.type in ("check_suite.rerequested", "check_run.rerequested", "check_run.requested_action")}
+    assert {k: len(v) for k, v in keyed.items()} == {"check_suite.rerequested": 2, "check_run.rerequested": 2,
+                                                     "check_run.requested_action": 2}
+    for copy_no in (1, 2):
+        clicks = [book.render(s, i, copy_no).event for s, story in enumerate(book.templates)
+                  for i, t in enumerate(story) if t.type == "check_run.requested_action"]
+        assert [str(e.business_key).rsplit(":", 1)[1] for e in clicks] == [e.id for e in clicks]
+        assert len({e.business_key for e in clicks}) == 2
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_renamer_goes_back_to_the_template(kind: str) -> None:
     book, world = _book(kind)

@@ -36,6 +36,7 @@ from hookproof.scenarios.statemachine import (
     replay,
     write_schedule,
 )
+from hookproof.scenarios.world_ops import focused
 from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
@@ -583,6 +584,48 @@ def test_explore_can_triage_an_issue_within_one_second_and_suspend_an_installati
         "installation.unsuspend", "installation.suspend", "installation.deleted"]
     assert not [a for a, i in ops.legal(world) if i == installation and a in ops.moves]
     assert ops.moves["triage"] == "issue" and ops.moves["suspend"] == "installation"
+
+
+def test_explore_re_runs_a_checks_app_s_suites_and_clicks_a_button() -> None:
+    """To an App sent the checks, a completed check suite (a push's, a pull request head's) may be
+    re-run whole (``rerun_suite``), its newest ``test`` run re-run (``rerun_check``) and its newest
+    ``lint`` run's button clicked (``request_action``), each emitting GitHub's events and owing its
+    own key, a second click too; a world told no checks has no suite, so none is ever legal, and an
+    endpoint listing only the checks is drawn them (`focused`)."""
+    ops = ops_for("github")
+    plain = new_world("github", 3)
+    ops.apply(plain, "push", None)
+    ops.apply(plain, "open_pull_request", None)
+    assert not [a for a, _ in ops.legal(plain) if a in ("rerun_suite", "rerun_check", "request_action")]
+
+    def told() -> Any:
+        world = new_world("github", 3)
+        world.sent_only(lambda t: True)
+        return world
+
+    world = told()
+    ops.apply(world, "open_pull_request", None)
+    assert [a for a in ops.legal(world) if a[0] in ("rerun_suite", "rerun_check", "request_action")] == [
+        ("rerun_suite", 0), ("rerun_check", 0), ("request_action", 0)]
+    emitted = []
+    for action in ("rerun_suite", "rerun_check", "request_action", "request_action"):
+        start = len(world.events)
+        ops.apply(world, action, 0)
+        emitted.append([(e.type, (e.business_key or "").split(":")[0]) for e in world.events[start:]])
+    ci = [("check_run.created", ""), ("check_run.created", ""), ("check_run.completed", ""),
+          ("check_run.completed", ""), ("check_suite.completed", "")]
+    assert emitted == [[("check_suite.rerequested", "rerun"), *ci],
+                       [("check_run.rerequested", "rerun-run"), ("check_run.created", ""),
+                        ("check_run.completed", ""), ("check_suite.completed", "")],
+                       [("check_run.requested_action", "action")], [("check_run.requested_action", "action")]]
+    clicks = world.events[-2:]
+    assert clicks[0].business_key != clicks[1].business_key and clicks[0].object_id == clicks[1].object_id
+    runs = world.runs_of(world.objects("check_suite")[0])
+    assert world.events[-4].object_id == runs[-1]  # the re-run check's new run, completed
+    assert clicks[0].object_id == runs[2] and world.peek(runs[2])["name"] == "lint"  # the newest lint run
+    checks_only = focused(ops, lambda t: t.startswith(("check_suite.", "check_run.")), told)
+    assert {a for a, _ in checks_only.legal(world)} >= {"rerun_suite", "rerun_check", "request_action", "push"}
+    assert "open_issue" not in {a for a, _ in checks_only.legal(world)}
 
 
 @pytest.mark.slow

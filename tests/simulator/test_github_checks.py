@@ -110,8 +110,61 @@ def test_an_app_sent_the_checks_owes_its_ci_per_suite_not_per_push() -> None:
         world.synchronize(pr)
         keyed = [(e.type, (e.business_key or "").split(":")[0]) for e in world.events if e.business_key]
         ci = [("push", "ci"), ("pull_request.opened", "ci"), ("pull_request.synchronize", "ci")]
-        assert keyed == ([("check_suite.requested", "suite")] if checks else ci)
+        assert keyed == ([("check_suite.requested", "suite")] * 3 if checks else ci)
         assert [e.status for e in world.events if e.type.startswith("pull_request.")] == ["open", "open"]
+
+
+def test_a_check_suite_is_requested_for_every_branch_s_push_and_lists_its_pull_request() -> None:
+    """GitHub makes a check suite for every push to any branch (docs.github.com "Using the REST
+    API to interact with checks"): a new branch's push, a pull request's head when it is opened
+    and each head a synchronize pushes, each with its own ``suite:`` key (by head sha and suite
+    id); the suite's ``head_branch`` is the branch, its ``pull_requests`` (and its runs') the open
+    pull request whose head it is, as ``check-run-pull-request`` has it."""
+    world = GitHubWorld(4)
+    world.sent_only(lambda t: True)
+    branch = world.push_branch()
+    pr = world.open_pull_request()
+    after = world.synchronize(pr)
+    full = world.repository()["full_name"]
+    requested = [e for e in world.events if e.type == "check_suite.requested"]
+    suites = [e.extra["payload"]["check_suite"] for e in requested]
+    obj = world.get(pr)
+    assert [(s["head_branch"], s["head_sha"]) for s in suites] == [
+        (branch, world.event(world.events[0].id).extra["payload"]["after"]),
+        (obj["head"]["ref"], world.events[[e.type for e in world.events].index("pull_request.opened")]
+         .extra["payload"]["pull_request"]["head"]["sha"]),
+        (obj["head"]["ref"], after)]
+    assert [e.business_key for e in requested] == [f"suite:{full}@{s['head_sha']}:{s['id']}" for s in suites]
+    assert suites[0]["pull_requests"] == [] and suites[0]["before"] == "0" * 40
+    repo = {"id": obj["base"]["repo"]["id"], "url": obj["base"]["repo"]["url"], "name": obj["base"]["repo"]["name"]}
+    for suite, sha in zip(suites[1:], (suites[1]["head_sha"], after)):
+        assert suite["pull_requests"] == [{
+            "url": obj["url"], "id": obj["id"], "number": obj["number"],
+            "head": {"ref": obj["head"]["ref"], "sha": sha, "repo": repo},
+            "base": {"ref": "main", "sha": obj["base"]["sha"], "repo": repo}}]
+    assert suites[2]["before"] == suites[1]["head_sha"]
+    runs = [e.extra["payload"]["check_run"] for e in world.events if e.type.startswith("check_run.")]
+    assert len(runs) == 12 and all(r["pull_requests"] == r["check_suite"]["pull_requests"] for r in runs)
+    assert [r["check_suite"]["head_branch"] for r in runs] == [branch] * 4 + [obj["head"]["ref"]] * 8
+    # a branch-keyed App meets two suites of one branch: two suite ids, two keys, two jobs owed
+    assert len({e.business_key for e in requested[1:]}) == 2
+
+
+def test_a_pull_request_pushed_to_and_merged_in_one_second_runs_ci_after_it() -> None:
+    """`bot_merge`: the synchronize's suite is requested once the second's changes are made,
+    listing the pull request as it was pushed (open)."""
+    world = GitHubWorld(4)
+    world.sent_only(lambda t: True)
+    pr = world.open_pull_request()
+    start = len(world.events)
+    world.bot_merge(pr)
+    types = [e.type for e in world.events[start:]]
+    assert types[:3] == ["pull_request.synchronize", "pull_request.closed", "push"]
+    assert types.count("check_suite.requested") == 2  # the pull request's head's, the merge commit's
+    head = world.events[start].extra["payload"]["after"]
+    (suite,) = [e.extra["payload"]["check_suite"] for e in world.events[start:]
+                if e.type == "check_suite.requested" and e.extra["payload"]["check_suite"]["head_sha"] == head]
+    assert [p["number"] for p in suite["pull_requests"]] == [world.get(pr)["number"]]
 
 
 def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
@@ -128,7 +181,8 @@ def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
           "check_suite.completed"]
     one = ["check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed"]
     assert [e.type for e in events] == ["push", "check_suite.requested", *ci, "check_suite.rerequested", *ci,
-                                        *one, *one, "check_run.requested_action", "check_suite.rerequested", *ci]
+                                        *one, *one, "check_run.requested_action", "check_run.requested_action",
+                                        "check_suite.rerequested", *ci]
     suite = events[1].object_id
     runs = world.runs_of(suite)
     assert len(runs) == 8 and len(set(runs)) == 8
@@ -145,10 +199,14 @@ def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
     assert events[17].business_key == f"rerun-run:{full}@{head}:{runs[4]}"
     assert {events[13].extra["payload"]["check_run"]["name"], events[17].extra["payload"]["check_run"]["name"]} \
         == {"test"}
-    assert (events[21].object_id, events[21].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
-    assert events[21].extra["payload"]["requested_action"] == {"identifier": "autofix"}
+    clicks = events[21:23]  # the button clicked twice: two requests, two deliveries, two actions owed
+    assert [(e.object_id, e.business_key) for e in clicks] == [
+        (runs[2], f"action:{full}@{head}:{runs[2]}:autofix:{e.id}") for e in clicks]
+    assert clicks[0].id != clicks[1].id
+    assert [e.extra["payload"]["requested_action"] for e in clicks] == [{"identifier": "autofix"}] * 2
+    assert clicks[0].extra["payload"] == clicks[1].extra["payload"]  # the payload tells the clicks apart not
     keyed = [e.business_key for e in events if e.business_key]
-    assert len(keyed) == len(set(keyed)) == 6  # the suite, its two re-runs, a check's two re-runs, the action
+    assert len(keyed) == len(set(keyed)) == 7  # the suite, its two re-runs, a check's two re-runs, two actions
     for run in runs:  # each run's statuses only move forward, its versions up
         lives = [(e.status, e.version) for e in events if e.object_id == run]
         assert lives[-1][0] == "completed" and [v for _, v in lives] == sorted({v for _, v in lives})

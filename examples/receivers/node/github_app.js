@@ -36,8 +36,9 @@
 // check suite, suite:{full_name}@{head_sha}:{suite id}, one per re-run of the whole suite,
 // rerun:{full_name}@{head_sha}:{suite id}:{suite updated_at} (each re-request moves it), one per
 // re-run check run, rerun-run:{full_name}@{head_sha}:{run id}, and the action a user asked of a
-// check run, action:{full_name}@{head_sha}:{run id}:{identifier}, each in the delivery's
-// transaction. Each check run's status (kind `check_run`, keyed by its id: queued, in_progress or
+// check run, action:{full_name}@{head_sha}:{run id}:{identifier}:{X-GitHub-Delivery} (each click of
+// a button is a request of its own: two clicks, two deliveries, two actions), each in the delivery's
+// transaction. A check suite is requested for every push to any branch, a pull request's head too. Each check run's status (kind `check_run`, keyed by its id: queued, in_progress or
 // completed) is written only over an older one: ordered by the run's completed_at, else its
 // started_at (GitHub's ISO times), then by the status's rank (queued < in_progress < completed:
 // GitHub never moves a run back, a re-run is a new run), so an older delivery arriving late
@@ -65,7 +66,9 @@
 // claim: a redelivered check_suite.requested starts a second job), github_app_check_run_overwrite.js
 // (stores each check run's status as it arrives: a late check_run.created moves a completed run back),
 // github_app_rerun_once.js (a suite's re-run keyed by the suite's id, a check run's by its name: a
-// second "Re-run" of either is dropped).
+// second "Re-run" of either is dropped), github_app_suite_by_branch.js (a requested suite's job keyed
+// by its branch: a pull request's second head, or the default branch's, starts none),
+// github_app_action_once.js (an action keyed by the run and the button: a second click does nothing).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -112,10 +115,14 @@ export const defaultApi = () => ({
 // check_run) per requested check suite only, a push or pull request starting none. `reruns`:
 // "each" (this App) starts a job per re-run delivery; "once" (a twin) keys a suite's re-run by the
 // suite's id and a check run's by its suite and name, so a second "Re-run" of either starts none.
+// `suites`: "each" (this App) starts a job per requested suite; "by-branch" (a twin) one per branch
+// (its head_branch), so a later head of one branch starts none. `actions`: "each" (this App)
+// performs an action per click (delivery); "once" (a twin) one per run and button.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
                            applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
                            installations = "newest", suiteJobs = "claimed", checkRuns = "newest",
-                           ciOn = process.env.CI_ON || "push", reruns = "each" }) {
+                           ciOn = process.env.CI_ON || "push", reruns = "each",
+                           suites = "each", actions = "each" }) {
   const webhooks = new Webhooks({ secret });
   const seen = db.prepare("INSERT INTO reruns_seen (rerun) VALUES (?) ON CONFLICT DO NOTHING");
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
@@ -151,7 +158,12 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
       if (kind === "effect") addEffect.run(args[0], id);
       else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
       else if (kind === "installation") setInstallation.run(...args);
-      else if (kind === "job") { if (suiteJobs !== "every-delivery") addEffect.run(args[0], id); }
+      else if (kind === "job") {
+        if (suiteJobs !== "every-delivery" && (suites !== "by-branch" || seen.run(args[1]).changes > 0)) {
+          addEffect.run(args[0], id);
+        }
+      }
+      else if (kind === "action") { if (actions !== "once" || seen.run(args[1]).changes > 0) addEffect.run(args[0], id); }
       else if (kind === "rerun") { if (reruns !== "once" || seen.run(args[1]).changes > 0) addEffect.run(args[0], id); }
       else if (kind === "check_run") setCheckRun.run(...args);
       else setState.run(...args);
@@ -240,7 +252,8 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     return ["check_run", String(run.id), run.status, `${run.completed_at || run.started_at}|${RANK[run.status] ?? 0}`];
   };
   webhooks.on("check_suite.requested", ({ id, name, payload }) => apply(id, name, [
-    ["job", `suite:${head(payload, payload.check_suite)}:${payload.check_suite.id}`]], payload));
+    ["job", `suite:${head(payload, payload.check_suite)}:${payload.check_suite.id}`,
+      `branch:${repo(payload)}:${payload.check_suite.head_branch}`]], payload));
   webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["rerun",
     `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`,
     `suite:${payload.check_suite.id}`]], payload));
@@ -250,8 +263,9 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     ["rerun", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`,
       `run:${payload.check_run.check_suite.id}:${payload.check_run.name}`]], payload));
   webhooks.on("check_run.requested_action", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
-    ["effect", `action:${head(payload, payload.check_run)}:${payload.check_run.id}:`
-      + payload.requested_action.identifier]], payload));
+    ["action", `action:${head(payload, payload.check_run)}:${payload.check_run.id}:`
+      + `${payload.requested_action.identifier}:${id}`,
+      `click:${payload.check_run.id}:${payload.requested_action.identifier}`]], payload));
 
   return async function handle(req, res) {
     const send = (status, body) => { res.writeHead(status, { "content-type": "text/plain" }); res.end(body); };
