@@ -187,9 +187,15 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     stripe_type = resolve_event(options.profile, options.event)
     check_checkout_mode(options.profile, stripe_type, options.checkout_mode)
     check_connect_event(options.profile, stripe_type, options.account)
+    from hookproof.scenarios.runner import scenario_seed
+
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
+    # each type its own world of the seed: two sends of one seed never give two events one id
+    # (a Paddle event_id, a Stripe evt_ id: every provider's dedupe key)
+    world_seed = scenario_seed(seed, stripe_type)
+
     def make(start_us: int) -> AnyWorld:
-        return new_world(options.profile.world, seed, livemode=options.live, account=options.account or None,
+        return new_world(options.profile.world, world_seed, livemode=options.live, account=options.account or None,
                          start_us=start_us)
 
     def tell(world: AnyWorld) -> list[Event]:

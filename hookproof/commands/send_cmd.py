@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event: one event each (the latest of that type about it).")] = 1,
         drop_response: Annotated[bool, typer.Option("--drop-response", help="Discard the first answer of each delivery and retry.")] = False,
         sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, max=600, help="Seconds to wait for an answer, at most 600 (default: the profile's).")] = None,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts): each event type gets its own world of it.")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
         config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix); its target's url, secret, account and environment are the defaults.")] = None,

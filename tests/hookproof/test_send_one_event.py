@@ -98,3 +98,19 @@ def test_a_checkout_mode_that_emits_no_such_event_is_a_usage_error(profile: str,
     with pytest.raises(UsageError) as caught:
         send(options, ["whsec_send_one"])
     assert str(caught.value) == said
+
+
+def test_two_sends_of_one_seed_never_give_two_event_types_one_event_id(
+        receiver: tuple[str, list[dict[str, Any]]]) -> None:
+    """A team sending `--event transaction.completed --seed 7` then `--event subscription.activated
+    --seed 7` got both with one Paddle `event_id` and `notification_id` (each story's events drew
+    their ids at the same positions of one seed), so a receiver deduplicating on `event_id`, as
+    Paddle says to, dropped the second. Each type now has its own world of the seed; one type
+    sent again with the seed is the same event."""
+    url, bodies = receiver
+    for event in ("transaction.completed", "subscription.activated", "transaction.completed"):
+        send(SendOptions(profile=get_profile("paddle"), url=url, event=event, seed=7), ["pdl_ntfset_send_one_seed"])
+    assert [b["event_type"] for b in bodies] == ["transaction.completed", "subscription.activated",
+                                                 "transaction.completed"]
+    ids = [b["event_id"] for b in bodies]
+    assert ids[0] != ids[1] and ids[0] == ids[2]
