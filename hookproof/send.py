@@ -162,6 +162,17 @@ def latest_per_object(events: list[Event]) -> list[Event]:
     return [e for i, e in enumerate(events) if last[e.object_id] == i]
 
 
+
+def send_world_seed(seed: int, event_type: str) -> int:
+    """The seed of the world `send --seed seed --event event_type` tells (`event_type` in the
+    world's names): each type its own world of the seed, so two sends of one seed never give two
+    events one id (a Paddle ``event_id``, a Stripe ``evt_``: every provider's dedupe key), and one
+    type sent again is the same event. Derived as certify's scenarios derive theirs."""
+    from hookproof.scenarios.runner import scenario_seed
+
+    return scenario_seed(seed, event_type)
+
+
 def send(options: SendOptions, secrets: list[str], history: History | None = None,
          serving: Callable[[str], None] | None = None, noting: Callable[[str], None] | None = None) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts.
@@ -187,12 +198,8 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     stripe_type = resolve_event(options.profile, options.event)
     check_checkout_mode(options.profile, stripe_type, options.checkout_mode)
     check_connect_event(options.profile, stripe_type, options.account)
-    from hookproof.scenarios.runner import scenario_seed
-
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    # each type its own world of the seed: two sends of one seed never give two events one id
-    # (a Paddle event_id, a Stripe evt_ id: every provider's dedupe key)
-    world_seed = scenario_seed(seed, stripe_type)
+    world_seed = send_world_seed(seed, stripe_type)
 
     def make(start_us: int) -> AnyWorld:
         return new_world(options.profile.world, world_seed, livemode=options.live, account=options.account or None,

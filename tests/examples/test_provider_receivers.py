@@ -31,7 +31,7 @@ from examples.receivers import PROJECT_ROOT, PROVIDER_RECEIVERS
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from hookproof.reports.model import RunReport
-from hookproof.send import SendOptions, send
+from hookproof.send import SendOptions, send, send_world_seed
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
@@ -124,7 +124,7 @@ def test_send_reaches_the_receiver_with_every_event_type(tmp_path: Path, name: s
             expected: list[str] = []
             for i, event_type in enumerate(world_event_types(profile.world)):
                 seed = 300 + i
-                world = new_world(profile.world, seed)  # the world `send` builds from this seed
+                world = new_world(profile.world, send_world_seed(seed, event_type))  # the world `send` builds
                 events = emit_events(world, event_type)
                 state.add_world(world)
                 attempts = send(SendOptions(profile=profile, url=url, event=event_type, seed=seed, copies=2),
@@ -150,7 +150,7 @@ def test_the_send_command_reaches_the_fetching_receiver(tmp_path: Path) -> None:
     license granted once for the two copies, from the payment the provider API serves."""
     state = ServerState()
     with run_server(state) as api:
-        world = new_world("mercadopago", 5)  # the world `send --seed 5` builds
+        world = new_world("mercadopago", send_world_seed(5, "payment.created"))  # the world `send --seed 5` builds
         (event,) = emit_events(world, "payment.created")
         state.add_world(world)
         proc, url = start("mercadopago_fetch", tmp_path / "mp.sqlite", api_base=api.url)

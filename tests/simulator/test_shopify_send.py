@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from examples.receivers import PROJECT_ROOT
-from hookproof.send import SendOptions, send
+from hookproof.send import SendOptions, send, send_world_seed
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import Switch
@@ -26,7 +26,7 @@ from tests.examples.test_provider_receivers import SECRETS, rows, start
 
 def test_send_orders_paid_reaches_the_shopify_app(tmp_path: Path) -> None:
     db = tmp_path / "shop.sqlite"
-    events = emit_events(new_world("shopify", 5), "orders/paid")  # the world `send --seed 5` builds
+    events = emit_events(new_world("shopify", send_world_seed(5, "orders/paid")), "orders/paid")  # `send --seed 5`'s
     proc, url = start("shopify_app", db)
     try:
         done = subprocess.run(
@@ -87,7 +87,7 @@ def test_send_each_compliance_topic_reaches_the_shopify_app_once(tmp_path: Path)
     expected = []
     try:
         for seed, topic in enumerate(("customers/data_request", "customers/redact", "shop/redact"), start=5):
-            (event,) = emit_events(new_world("shopify", seed), topic)  # the world `send --seed N` builds
+            (event,) = emit_events(new_world("shopify", send_world_seed(seed, topic)), topic)  # `send --seed N`'s
             expected.append(event.business_key)
             attempts = send(SendOptions(profile=get_profile("shopify"), url=url, seed=seed, event=topic, copies=2),
                             [SECRETS["shopify"]])
