@@ -191,12 +191,14 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
                                   path=source, field=f"observer.states.{kind}", line=line)
             continue
         if kind not in kinds:
-            raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
+            raise ConfigError(f"hookproof's {profile.name} profile models no object kind {kind!r} (the kinds it "
+                              f"models: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}", line=line)
         stated = stated_kinds(profile.world, subscribed)
         if kind not in stated:
-            raise ConfigError(f"no {profile.title} event carries a {kind}'s status, so nothing would compare this "
-                              f"query's rows (the kinds whose states are compared: {', '.join(sorted(stated))})",
+            raise ConfigError(f"no event of hookproof's {profile.name} profile carries a {kind}'s status, so nothing "
+                              f"would compare this query's rows (the kinds whose states it compares: "
+                              f"{', '.join(sorted(stated))})",
                               path=source, field=f"observer.states.{kind}", line=line)
 
 
