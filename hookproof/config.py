@@ -113,7 +113,18 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
     _check_keys(config, text, source)
     _check_state_kinds(config, text, source)
     _check_state_fields(config, text, source)
+    _check_ports(config, text, source)
     return _check_secrets(config, text, source) if secrets else config
+
+
+def _check_ports(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) for a ``[chaos] ports`` range holding fewer ports than
+    a run without ``--chaos`` takes (`Config.check_port_range`; certify checks ``--chaos``'s)."""
+    try:
+        config.check_port_range(chaos=False)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=source, field=exc.field,
+                          line=TomlLines(text).line_of("chaos", "ports") or field_line(text, "chaos") or 1) from None
 
 
 def _check_signing(config: Config, text: str, source: str) -> None:
