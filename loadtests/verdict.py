@@ -274,8 +274,11 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
     the check unknown, with that reason. Attempts written whole that got no answer
     within the sender timeout were slower than it: more than `TIMED_OUT_SHARE` of them,
     counting those in which the loop lagged less than half the timeout, is a finding;
-    the others only make the check unknown. `rate_per_s`: the storm's offered rate (events/s
-    over all users), which that finding names with the flag that lowers it.
+    the others only make the check unknown. The finding counts them among the attempts
+    acknowledged or timed out and names how many of the others were acknowledged and timed
+    out while the loop lagged (an attempt answered with an error, or timed out before it was
+    written whole, is in neither). `rate_per_s`: the storm's offered rate (events/s over all
+    users), which that finding names with the flag that lowers it.
     """
     if sender is None:
         return result
