@@ -645,11 +645,14 @@ def check_chaos(config: Config, chaos: bool) -> None:
 
     Only `[target.process]` and `[target.docker]` can be faulted (killed, paused,
     restarted, cut off); a `[target.start]` receiver is started but never faulted.
-    Raises UsageError naming the flag.
+    Raises UsageError naming the flag, and ConfigError (field ``chaos.ports``) when
+    ``[chaos] ports`` holds fewer ports than ``--chaos`` takes (`Config.check_port_range`).
     """
     if chaos and config.target.process is None and config.target.docker is None:
         raise UsageError("--chaos needs [target.process] or [target.docker] in the config "
                          "(hookproof must control the receiver)")
+    if chaos:
+        config.check_port_range(chaos=True)
 
 
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],

@@ -113,7 +113,18 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
     _check_keys(config, text, source)
     _check_state_kinds(config, text, source)
     _check_state_fields(config, text, source)
+    _check_ports(config, text, source)
     return _check_secrets(config, text, source) if secrets else config
+
+
+def _check_ports(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) for a ``[chaos] ports`` range holding fewer ports than
+    a run without ``--chaos`` takes (`Config.check_port_range`; certify checks ``--chaos``'s)."""
+    try:
+        config.check_port_range(chaos=False)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=source, field=exc.field,
+                          line=TomlLines(text).line_of("chaos", "ports") or field_line(text, "chaos") or 1) from None
 
 
 def _check_signing(config: Config, text: str, source: str) -> None:
@@ -191,12 +202,14 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
                                   path=source, field=f"observer.states.{kind}", line=line)
             continue
         if kind not in kinds:
-            raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
+            raise ConfigError(f"hookproof's {profile.name} profile models no object kind {kind!r} (the kinds it "
+                              f"models: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}", line=line)
         stated = stated_kinds(profile.world, subscribed)
         if kind not in stated:
-            raise ConfigError(f"no {profile.title} event carries a {kind}'s status, so nothing would compare this "
-                              f"query's rows (the kinds whose states are compared: {', '.join(sorted(stated))})",
+            raise ConfigError(f"no event of hookproof's {profile.name} profile carries a {kind}'s status, so nothing "
+                              f"would compare this query's rows (the kinds whose states it compares: "
+                              f"{', '.join(sorted(stated))})",
                               path=source, field=f"observer.states.{kind}", line=line)
 
 

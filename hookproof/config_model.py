@@ -742,6 +742,51 @@ class Config(StrictModel):
         return get_profile(self.target.profile, settings=settings, names=self.event_names() or None,
                            subscribed=self.subscribed_types())
 
+    def port_uses(self, chaos: bool) -> list[tuple[int, str]]:
+        """What a run takes from ``[chaos] ports`` (`simulator.serving.PortRange`), as (ports,
+        what for) pairs, in the order they are taken: the receiver's own when `target.url` says
+        ``{port}`` (or names a port inside the range), the provider API and effect sink unless
+        ``[provider] port`` names one (or it listens off 127.0.0.1), and with `chaos` (``certify
+        --chaos``) the fault proxy and each replica beyond the first (``[chaos] replicas``).
+        Empty when no range is set."""
+        if self.chaos.ports is None:
+            return []
+        from urllib.parse import urlsplit
+
+        first, last = self.chaos.ports
+        uses: list[tuple[int, str]] = []
+        url = self.target.url or ""
+        try:
+            fixed = None if "{port}" in url else urlsplit(url).port
+        except ValueError:
+            fixed = None
+        if "{port}" in url:
+            uses.append((1, "the receiver's {port} in target.url"))
+        elif fixed is not None and first <= fixed <= last:
+            uses.append((1, f"the receiver's port {fixed} in target.url"))
+        if not self.provider.port and self.provider.host in ("127.0.0.1", "localhost"):
+            uses.append((1, "the provider API and effect sink ([provider] port names none)"))
+        if chaos:
+            uses.append((1, "the fault proxy"))
+            uses.append((self.chaos.replicas - 1, f"the replicas beyond the first ([chaos] replicas = "
+                                                  f"{self.chaos.replicas})"))
+        return uses
+
+    def check_port_range(self, chaos: bool) -> None:
+        """Raise ConfigError (field ``chaos.ports``) when ``[chaos] ports`` holds fewer ports
+        than the run takes (`port_uses`; `chaos`: ``certify --chaos``), saying how many it
+        needs and for what. A range holding exactly as many is accepted."""
+        if self.chaos.ports is None:
+            return
+        first, last = self.chaos.ports
+        held, uses = last - first + 1, self.port_uses(chaos)
+        needed = sum(n for n, _ in uses)
+        if held >= needed:
+            return
+        what = ", ".join(f"{n} for {use}" for n, use in uses)
+        raise ConfigError(f"ports {first}-{last} hold {held} port(s); this run{' with --chaos' if chaos else ''} "
+                          f"needs {needed}: {what} (widen the range)", field="chaos.ports")
+
     def key_templates(self) -> list[str]:
         """The key templates ``[business_keys]`` gives, in its order (a rule table's ``key``, each
         of a list's); none for a type mapped to ``false``."""

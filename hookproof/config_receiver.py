@@ -261,8 +261,4 @@ class ChaosConfig(StrictModel):
             first, last = self.ports
             if not 1024 <= first <= last <= 65535:
                 raise ValueError(f"ports must be [first, last] with 1024 <= first <= last <= 65535, got {list(self.ports)}")
-            if last - first + 1 < self.replicas + 2:
-                raise ValueError(f"ports {first}-{last} hold {last - first + 1} port(s); chaos needs one for the fault "
-                                 f"proxy and one per extra replica, {self.replicas} in all, the receiver's own "
-                                 f"when the url says {{port}}, and the provider API's unless [provider] port names one")
         return self

@@ -67,7 +67,8 @@ def silent_workers(pending: list[str], heard: set[str], now: float, since: dict[
 @dataclass(frozen=True)
 class WorkerTotals:
     """What one worker sent: its Locust worker index (-1 for a single local process),
-    attempts and event records received from it, and the chunks they came in; its Locust
+    attempts and event records received from it (an event's record comes with each chunk
+    holding attempts of it: not a count of distinct events), and the chunks they came in; its Locust
     node id (`node`), where it runs as it said (`host`, `address`: "" when it did not),
     whether its closing message came (`closed`), and why it ended before the storm did
     (`stopped`: "" when it did not)."""
@@ -91,8 +92,8 @@ class WorkerTotals:
         if self.stopped:
             tail += f"; {self.stopped}"
         node = f" {self.node}" if self.node not in ("", "local") else ""
-        return (f"{name}{node}{f' ({where})' if where else ''}: {self.attempts} "
-                f"attempt(s), {self.events} event(s) in {self.chunks} chunk(s){tail}")
+        return (f"{name}{node}{f' ({where})' if where else ''}: {self.attempts} attempt(s), {self.events} event "
+                f"record(s) (an event's once per chunk holding its attempts) in {self.chunks} chunk(s){tail}")
 
 
 class Collector:

@@ -274,8 +274,11 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
     the check unknown, with that reason. Attempts written whole that got no answer
     within the sender timeout were slower than it: more than `TIMED_OUT_SHARE` of them,
     counting those in which the loop lagged less than half the timeout, is a finding;
-    the others only make the check unknown. `rate_per_s`: the storm's offered rate (events/s
-    over all users), which that finding names with the flag that lowers it.
+    the others only make the check unknown. The finding counts them among the attempts
+    acknowledged or timed out and names how many of the others were acknowledged and timed
+    out while the loop lagged (an attempt answered with an error, or timed out before it was
+    written whole, is in neither). `rate_per_s`: the storm's offered rate (events/s over all
+    users), which that finding names with the flag that lowers it.
     """
     if sender is None:
         return result
@@ -302,11 +305,16 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
         else:
             findings.append(f)
     acked = stats.get("acked", 0)
-    answered = (acked if isinstance(acked, int) else 0) + timed_out + lagged
+    acked = acked if isinstance(acked, int) else 0
+    answered = acked + timed_out + lagged
     if timed_out and timed_out > TIMED_OUT_SHARE * answered:
+        rest = [f"{acked} acknowledged"] + ([f"{lagged} timed out while the senders' loop lagged half of it or "
+                                             "more"] if lagged else [])
         findings.append(Finding("ack_latency", ALL_KEYS,
                                 f"{timed_out} of {answered} attempts sent whole got no answer within the sender "
-                                f"timeout {timeout_ms:.0f} ms{_behind(rate_per_s)}",
+                                f"timeout {timeout_ms:.0f} ms (besides them: {', '.join(rest)}; an attempt "
+                                f"answered with an error, or timed out before it was sent whole, is not counted "
+                                f"here){_behind(rate_per_s)}",
                                 expected=f"<= {TIMED_OUT_SHARE:.0%} timed out",
                                 actual=f"{timed_out} timed out"))
     elif lagged and timed_out + lagged > TIMED_OUT_SHARE * answered:

@@ -64,7 +64,9 @@ UNEXPECTED_FUTURE = ("applied although every delivery of it was signed with a fu
                      "profile's official verifier rejects")
 #: ``unexpected``'s message for a key no validly sent event carries.
 UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an effect for an event that owes "
-                     "none, or a business key template that does not match the receiver's)")
+                     "none, or a key of the receiver's own shape that hookproof's key templates do not produce: "
+                     "map each event type to the receiver's key under [business_keys], and set "
+                     "builtin_keys = false to judge by those alone)")
 
 def withheld_messages(history: Sequence[Attempt]) -> Mapping[str, str]:
     """Key → ``unexpected``'s message for it, for each built-in key a validly sent event would

@@ -444,3 +444,27 @@ def hmac_sha256(key: bytes, message: bytes, tail: bytes = b"") -> bytes:
     outer = pads[1].copy()
     outer.update(inner.digest())
     return outer.digest()
+
+
+def validated_settings(model: Any, raw: Any, profile: str,
+                       explain: Callable[[Mapping[str, Any]], str] | None = None) -> Any:
+    """A profile's settings as `model` (a pydantic model class) from an instance of it (kept
+    as is), a mapping (a config table) or None (the defaults): the one place a settings
+    model's pydantic ValidationError becomes a ProfileError. Its `field` names the first
+    failing setting (``"settings"`` for the whole table) and its message reads ``"<profile>
+    setting <field>: <why>"``, the why pydantic's message unless `explain` words it from the
+    error (a pydantic error dict); a ProfileError a validator raised passes as it is."""
+    from pydantic import ValidationError
+
+    if isinstance(raw, model):
+        return raw
+    try:
+        return model.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, ProfileError):
+            raise ProfileError(str(cause), field=cause.field) from None
+        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        why = explain(error) if explain is not None else error["msg"]
+        raise ProfileError(f"{profile} setting {field}: {why}", field=field) from None

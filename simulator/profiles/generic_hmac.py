@@ -6,8 +6,8 @@ Standard-Webhooks-like schemes and their in-house cousins). `GenericHmacSettings
 describes one such scheme; `GenericHmacProfile` signs with it.
 
 Settings are validated by pydantic (so a config file reports the failing field);
-`load_settings` is the one boundary that turns pydantic's ValidationError into
-``ProfileError(field=…)``.
+`load_settings` turns pydantic's ValidationError into ``ProfileError(field=…)``
+(`base.validated_settings`, shared with the standard-webhooks profile).
 """
 
 from __future__ import annotations
@@ -20,11 +20,18 @@ import re
 import string
 from typing import Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.base import (
+    Envelope,
+    Profile,
+    Tolerance,
+    canonical_json,
+    require_secrets,
+    validated_settings,
+)
 from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
 from hookproof.simulator.world.user_catalog import BODY, UserCatalog
 
@@ -164,17 +171,8 @@ def load_settings(raw: GenericHmacSettings | Mapping[str, Any] | None) -> Generi
 
     Raises ProfileError whose `field` names the first failing setting.
     """
-    if isinstance(raw, GenericHmacSettings):
-        return raw
-    try:
-        return GenericHmacSettings.model_validate(dict(raw or {}))
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        cause = error.get("ctx", {}).get("error")
-        if isinstance(cause, ProfileError):
-            raise ProfileError(str(cause), field=cause.field) from exc
-        field = ".".join(str(part) for part in error["loc"]) or "settings"
-        raise ProfileError(f"generic-hmac setting {field}: {error['msg']}", field=field) from exc
+    settings: GenericHmacSettings = validated_settings(GenericHmacSettings, raw, "generic-hmac")
+    return settings
 
 
 def _either(statuses: Sequence[int] | None) -> str | None:

@@ -19,11 +19,18 @@ import hmac
 import random
 from typing import Any, ClassVar, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.base import (
+    Envelope,
+    Profile,
+    Tolerance,
+    canonical_json,
+    require_secrets,
+    validated_settings,
+)
 from hookproof.simulator.profiles.formats import derived_token, rfc3339_us
 from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.world.user_catalog import BODY, UserCatalog
@@ -80,20 +87,13 @@ def load_standard_settings(raw: StandardWebhooksSettings | Mapping[str, Any] | N
                            profile: str = "standard-webhooks") -> StandardWebhooksSettings:
     """Validated settings from a model, a mapping (a config table) or None (defaults).
     Raises ProfileError whose `field` names the failing setting (an unknown key included)."""
-    if isinstance(raw, StandardWebhooksSettings):
-        return raw
-    from hookproof.simulator.errors import ProfileError
-
-    try:
-        return StandardWebhooksSettings.model_validate(dict(raw or {}))
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "settings"
+    def explain(error: Mapping[str, Any]) -> str:
         if error["type"] == "extra_forbidden":
-            message = f"unknown key (the {profile} profile takes one: secret_encoding)"
-        else:
-            message = f"\"base64\" (whsec_ and base64, the spec's) or \"raw\" (the secret's own bytes), got {error['input']!r}"
-        raise ProfileError(f"{profile} setting {field}: {message}", field=field) from None
+            return f"unknown key (the {profile} profile takes one: secret_encoding)"
+        return f"\"base64\" (whsec_ and base64, the spec's) or \"raw\" (the secret's own bytes), got {error['input']!r}"
+
+    settings: StandardWebhooksSettings = validated_settings(StandardWebhooksSettings, raw, profile, explain)
+    return settings
 
 
 def spelled(names: Mapping[str, str] | None) -> Mapping[str, str]:

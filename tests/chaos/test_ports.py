@@ -76,9 +76,27 @@ def _config(tmp_path: Path, ports: str) -> Path:
 
 
 def test_a_range_too_small_or_out_of_bounds_is_one_config_error(tmp_path: Path) -> None:
+    """A range of 3 was refused as "hold 3 port(s); chaos needs ... 3 in all" even for a run
+    without --chaos, which takes 2. A range is refused only when it holds fewer ports than
+    the run takes, naming how many and what for; one holding exactly as many is accepted."""
+    from hookproof.certify import check_chaos
+
+    path = _config(tmp_path, "[18150, 18150]")
     with pytest.raises(ConfigError) as small:
-        load_config(_config(tmp_path, "[18150, 18152]"))
-    assert "chaos" in str(small.value) and "hold 3 port(s)" in str(small.value)
+        load_config(path)
+    assert str(small.value) == (
+        f"{path}:12: chaos.ports: ports 18150-18150 hold 1 port(s); this run needs 2: 1 for the receiver's {{port}} "
+        "in target.url, 1 for the provider API and effect sink ([provider] port names none) (widen the range)")
+    plain = load_config(_config(tmp_path, "[18150, 18151]"))  # exactly the 2 a run without --chaos takes
+    assert plain.chaos.ports == (18150, 18151)
+    check_chaos(plain, False)
+    with pytest.raises(ConfigError) as chaos:
+        check_chaos(load_config(_config(tmp_path, "[18150, 18153]")), True)
+    assert (chaos.value.field, chaos.value.message) == ("chaos.ports", (
+        "ports 18150-18153 hold 4 port(s); this run with --chaos needs 5: 1 for the receiver's {port} in "
+        "target.url, 1 for the provider API and effect sink ([provider] port names none), 1 for the fault proxy, "
+        "2 for the replicas beyond the first ([chaos] replicas = 3) (widen the range)"))
+    check_chaos(load_config(_config(tmp_path, "[18150, 18154]")), True)  # exactly the 5 --chaos takes
     with pytest.raises(ConfigError) as low:
         load_config(_config(tmp_path, "[80, 90]"))
     assert "1024 <= first <= last <= 65535" in str(low.value)

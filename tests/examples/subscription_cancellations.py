@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
-
-from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
-from hookproof.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, make_app, run_cli
+from tests.examples.subscription_field import SubscriptionField
 
 TABLE = "subscription_cancellations"
 #: The state query and the field a config certifying this receiver gives.
@@ -28,36 +26,18 @@ STATE_QUERY = f"SELECT object_id, status, cancel_at_period_end FROM {TABLE}"
 CANCEL_PATH = "data.object.cancel_at_period_end"
 
 
-class SubscriptionCancellations(InboxSync):
+class SubscriptionCancellations(SubscriptionField):
     """inbox_sync plus ``subscription_cancellations`` (object_id, status, cancel_at_period_end as
     ``true``/``false``, version): newest version wins."""
 
     name = "subscription_cancellations"
-    framework = "fastapi"
+    table = TABLE
+    column = "cancel_at_period_end"
+    column_type = "TEXT NOT NULL"
+    twin_option = "cancel_arrival_order"
 
-    def __init__(self, config: ReceiverConfig) -> None:
-        super().__init__(config)
-        with self.store.transaction() as conn:
-            conn.execute(text(f"CREATE TABLE IF NOT EXISTS {TABLE} (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
-                              "cancel_at_period_end TEXT NOT NULL, version INTEGER NOT NULL)"))
-
-    def process(self, event: WebhookEvent) -> Reply:
-        reply = super().process(event)
-        if event.type.startswith("customer.subscription.") and reply.status < 300:
-            obj = event.object
-            row = {"id": obj["id"], "status": obj["status"],
-                   "cape": "true" if obj["cancel_at_period_end"] else "false",
-                   "version": int(obj.get("hookproof_version", 0))}
-            newer = f"excluded.version > {TABLE}.version"
-            flag = "excluded.cancel_at_period_end" if self.config.option("cancel_arrival_order", 0) else \
-                f"CASE WHEN {newer} THEN excluded.cancel_at_period_end ELSE {TABLE}.cancel_at_period_end END"
-            with self.store.transaction() as conn:
-                conn.execute(text(f"INSERT INTO {TABLE} (object_id, status, cancel_at_period_end, version) "
-                                  "VALUES (:id, :status, :cape, :version) ON CONFLICT (object_id) DO UPDATE SET "
-                                  f"status = CASE WHEN {newer} THEN excluded.status ELSE {TABLE}.status END, "
-                                  f"cancel_at_period_end = {flag}, "
-                                  f"version = MAX(excluded.version, {TABLE}.version)"), row)
-        return reply
+    def value(self, obj: dict[str, Any]) -> str:
+        return "true" if obj["cancel_at_period_end"] else "false"
 
 
 def create_app(config: ReceiverConfig) -> Any:

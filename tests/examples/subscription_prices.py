@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
-
-from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
-from hookproof.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, make_app, run_cli
+from tests.examples.subscription_field import SubscriptionField
 
 TABLE = "subscription_prices"
 #: The state query and the field a config certifying this receiver gives.
@@ -29,34 +27,16 @@ STATE_QUERY = f"SELECT object_id, status, price FROM {TABLE}"
 PRICE_PATH = "data.object.items.data.0.price.id"
 
 
-class SubscriptionPrices(InboxSync):
+class SubscriptionPrices(SubscriptionField):
     """inbox_sync plus ``subscription_prices`` (object_id, status, price, version): newest version wins."""
 
     name = "subscription_prices"
-    framework = "fastapi"
+    table = TABLE
+    column = "price"
+    twin_option = "price_arrival_order"
 
-    def __init__(self, config: ReceiverConfig) -> None:
-        super().__init__(config)
-        with self.store.transaction() as conn:
-            conn.execute(text(f"CREATE TABLE IF NOT EXISTS {TABLE} (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
-                              "price TEXT, version INTEGER NOT NULL)"))
-
-    def process(self, event: WebhookEvent) -> Reply:
-        reply = super().process(event)
-        if event.type.startswith("customer.subscription.") and reply.status < 300:
-            obj = event.object
-            row = {"id": obj["id"], "status": obj["status"], "price": obj["items"]["data"][0]["price"]["id"],
-                   "version": int(obj.get("hookproof_version", 0))}
-            newer = f"excluded.version > {TABLE}.version"
-            price = "excluded.price" if self.config.option("price_arrival_order", 0) else \
-                f"CASE WHEN {newer} THEN excluded.price ELSE {TABLE}.price END"
-            with self.store.transaction() as conn:
-                conn.execute(text(f"INSERT INTO {TABLE} (object_id, status, price, version) "
-                                  "VALUES (:id, :status, :price, :version) ON CONFLICT (object_id) DO UPDATE SET "
-                                  f"status = CASE WHEN {newer} THEN excluded.status ELSE {TABLE}.status END, "
-                                  f"price = {price}, "
-                                  f"version = MAX(excluded.version, {TABLE}.version)"), row)
-        return reply
+    def value(self, obj: dict[str, Any]) -> str:
+        return str(obj["items"]["data"][0]["price"]["id"])
 
 
 def create_app(config: ReceiverConfig) -> Any:

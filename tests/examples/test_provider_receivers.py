@@ -262,8 +262,10 @@ def test_a_receiver_crediting_a_rejected_payment_is_caught(tmp_path: Path) -> No
     findings = [(f.check_id, f.message.split(" (seen in the")[0]) for f in scenario.findings]
     assert scenario.verdict == "fail" and findings, findings
     assert set(findings) == {("unexpected", "applied, but no validly sent event carries this key (an effect for an "
-                                            "event that owes none, or a business key template that does not match "
-                                            "the receiver's)")}
+                                            "event that owes none, or a key of the receiver's own shape that "
+                                            "hookproof's key templates do not produce: map each event type to the "
+                                            "receiver's key under [business_keys], and set builtin_keys = false to "
+                                            "judge by those alone)")}
     rejected = {a.object_id for a in scenario.attempts if a.event_type == "payment.created"}
     assert {f.key for f in scenario.findings} <= {f"license:{pid}" for pid in rejected}
 

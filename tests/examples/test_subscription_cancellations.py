@@ -15,14 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from examples.receivers import PROJECT_ROOT
 from hookproof.certify import certify
 from hookproof.config_model import Config
-from hookproof.demo import receiver_config
-from tests.examples.subscription_cancellations import CANCEL_PATH, STATE_QUERY
+from tests.examples.subscription_cancellations import CANCEL_PATH, SubscriptionCancellations
+from tests.examples.subscription_field import field_config
 
 SECRET = "whsec_subscription_cancellations_0"
-MODULE = "tests.examples.subscription_cancellations"
 TWIN = {"cancel_arrival_order": 1}
 SCENARIOS = ["reorder", "stale-after-newer", "distinct-updates-same-object"]
 #: "final state is canceled, cancel_at_period_end=false, the provider's is canceled, cancel_at_period_end=true (…)"
@@ -31,11 +29,8 @@ STALE_FLAG = re.compile(r"final state is canceled, cancel_at_period_end=false, t
 
 
 def cancel_config(tmp_path: Path, options: dict[str, float], *, fields: bool = True) -> Config:
-    cfg = receiver_config("subscription_cancellations", tmp_path, SECRET, seed=7, scenarios=SCENARIOS,
-                          settle_window_s=0.15, options=options, module=MODULE, cwd=PROJECT_ROOT)
-    declared = {"subscription": {"cancel_at_period_end": CANCEL_PATH}} if fields else {}
-    return cfg.model_copy(update={"observer": cfg.observer.model_copy(
-        update={"state": STATE_QUERY, "state_fields": declared})})
+    return field_config(SubscriptionCancellations, tmp_path, SECRET, options, path=CANCEL_PATH, scenarios=SCENARIOS,
+                        fields=fields)
 
 
 @pytest.mark.slow

@@ -23,8 +23,8 @@ import pytest
 from examples.receivers import PROJECT_ROOT
 from hookproof.certify import certify
 from hookproof.config_model import Config
-from hookproof.demo import receiver_config
-from tests.examples.subscription_prices import PRICE_PATH, STATE_QUERY
+from tests.examples.subscription_field import field_config
+from tests.examples.subscription_prices import PRICE_PATH, STATE_QUERY, SubscriptionPrices
 
 SECRET = "whsec_subscription_prices_0123"
 MODULE = "tests.examples.subscription_prices"
@@ -37,11 +37,8 @@ STALE_PRICE = re.compile(r"final state is canceled, price=(price_\w+), the provi
 def priced_config(tmp_path: Path, options: dict[str, float], *, scenarios: list[str] | None = None,
                   fields: bool = True) -> Config:
     """The receiver's certify config, reading its price as part of the state (`fields`)."""
-    cfg = receiver_config("subscription_prices", tmp_path, SECRET, seed=7, scenarios=scenarios,
-                          settle_window_s=0.15, options=options, module=MODULE, cwd=PROJECT_ROOT)
-    declared = {"subscription": {"price": PRICE_PATH}} if fields else {}
-    return cfg.model_copy(update={"observer": cfg.observer.model_copy(
-        update={"state": STATE_QUERY, "state_fields": declared})})
+    return field_config(SubscriptionPrices, tmp_path, SECRET, options, path=PRICE_PATH, scenarios=scenarios,
+                        fields=fields)
 
 
 @pytest.mark.slow

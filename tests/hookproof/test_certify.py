@@ -360,12 +360,17 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
 
 
 @pytest.mark.parametrize(("profile", "kind", "error"), [
-    ("github", "issues", "GitHub has no object kind 'issues' (its kinds: commit, hook, installation, issue, "
-                         "pull_request)"),
+    ("github", "issues", "hookproof's github profile models no object kind 'issues' (the kinds it models: commit, "
+                         "hook, installation, issue, pull_request)"),
     # a ping is about the App's webhook alone, and owes no state (its body names no installation)
-    ("github", "hook", "no GitHub event carries a hook's status, so nothing would compare this query's rows "
-                       "(the kinds whose states are compared: installation, issue, pull_request)"),
-    ("stripe", "subscriptions", "Stripe has no object kind 'subscriptions' (its kinds: balance_transaction, charge, "),
+    ("github", "hook", "no event of hookproof's github profile carries a hook's status, so nothing would compare "
+                       "this query's rows (the kinds whose states it compares: installation, issue, pull_request)"),
+    ("stripe", "subscriptions", "hookproof's stripe profile models no object kind 'subscriptions' (the kinds it "
+                                "models: balance_transaction, charge, "),
+    # Stripe sends payout events; hookproof's Stripe world makes no payout, and says so
+    ("stripe", "payout", "hookproof's stripe profile models no object kind 'payout' (the kinds it models: "
+                         "balance_transaction, charge, checkout.session, customer, invoice, payment_intent, "
+                         "payment_method, price, product, refund, subscription)"),
     ("github", "pull_request", None),
     ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind
     ("stripe", "checkout.session", None),
@@ -373,13 +378,13 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     # (developer.paddle.com/webhooks/simulator/subscription-created)
     ("paddle", "customer", None),
     ("paddle", "address", None),
-    ("paddle", "customers", "Paddle Billing has no object kind 'customers' (its kinds: address, adjustment, customer, "
-                            "subscription, transaction)"),
-    ("github", "commit", "no GitHub event carries a commit's status, so nothing would compare this query's rows "
-                         "(the kinds whose states are compared: installation, issue, pull_request)"),
-    ("stripe", "customer", "no Stripe event carries a customer's status, so nothing would compare this query's rows "
-                           "(the kinds whose states are compared: charge, checkout.session, invoice, payment_intent, "
-                           "refund, subscription)"),  # refund.created carries its Refund's status
+    ("paddle", "customers", "hookproof's paddle profile models no object kind 'customers' (the kinds it models: "
+                            "address, adjustment, customer, subscription, transaction)"),
+    ("github", "commit", "no event of hookproof's github profile carries a commit's status, so nothing would compare "
+                         "this query's rows (the kinds whose states it compares: installation, issue, pull_request)"),
+    ("stripe", "customer", "no event of hookproof's stripe profile carries a customer's status, so nothing would "
+                           "compare this query's rows (the kinds whose states it compares: charge, checkout.session, "
+                           "invoice, payment_intent, refund, subscription)"),  # refund.created carries its Refund's status
 ])
 def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Path, profile: str, kind: str,
                                                                     error: str | None) -> None:

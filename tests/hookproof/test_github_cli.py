@@ -143,5 +143,5 @@ def test_check_run_states_are_read_from_an_app_listing_the_checks() -> None:
     assert listed.observer is not None and set(listed.observer.states or {}) == {"check_run"}
     with pytest.raises(ConfigError) as info:
         parse_config(CONFIG.format(port=3000, extra="") + states, "hookproof.toml")
-    assert "GitHub has no object kind 'check_run' (its kinds: commit, hook, installation, issue, pull_request)" in str(
-        info.value)
+    assert ("hookproof's github profile models no object kind 'check_run' (the kinds it models: commit, hook, "
+            "installation, issue, pull_request)") in str(info.value)

@@ -163,19 +163,21 @@ def test_the_collector_names_the_workers_whose_records_may_be_missing(tmp_path: 
     assert collector.unrecorded(nodes) == ["worker vm_b (vm-b, 10.0.0.4)", "worker vm_c"]
     assert collector.problems(nodes) == ["worker vm_b (vm-b, 10.0.0.4) sent no closing message (its records may "
                                          "be missing)", "worker vm_c reported 2 attempts, 0 arrived"]
+    # an event's record comes with each chunk holding attempts of it: records, not distinct events
+    records = "event record(s) (an event's once per chunk holding its attempts)"
     assert [t.line() for t in collector.totals()] == [
-        "worker 0 vm_a (vm-a, 10.0.0.3): 0 attempt(s), 0 event(s) in 0 chunk(s); stopped 3 s into the storm, "
+        f"worker 0 vm_a (vm-a, 10.0.0.3): 0 attempt(s), 0 {records} in 0 chunk(s); stopped 3 s into the storm, "
         "before its end",
-        "worker 1 vm_b (vm-b, 10.0.0.4): 0 attempt(s), 0 event(s) in 1 chunk(s); no closing message (its records may "
-        "be missing)",
-        "worker 2 vm_c: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+        f"worker 1 vm_b (vm-b, 10.0.0.4): 0 attempt(s), 0 {records} in 1 chunk(s); no closing message (its records "
+        "may be missing)",
+        f"worker 2 vm_c: 0 attempt(s), 0 {records} in 0 chunk(s)"]
     from hookproof.loadtests.verdict import workers_note
 
     (note,) = workers_note(collector.totals())
     assert note == "workers: " + "; ".join(t.line() for t in collector.totals())
     local = Collector(Spool(tmp_path / "local.sqlite"))
     local.done("local", {"attempts": 0, "index": -1})
-    assert [t.line() for t in local.totals()] == ["the local process: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+    assert [t.line() for t in local.totals()] == [f"the local process: 0 attempt(s), 0 {records} in 0 chunk(s)"]
     assert workers_note(local.totals()) == ()
 
 

@@ -72,11 +72,14 @@ def test_a_receiver_answering_after_the_sender_timeout_fails_while_the_sender_ke
     result = sender_judged(_latency(40.0, acked=900), _sender(lag_ms=30.0, timed_out=100), TIMEOUT_S)
     assert result.verdict is Verdict.INVALID
     assert [f.message for f in result.problems] == [
-        "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms"]
+        "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms (besides them: 900 "
+        "acknowledged; an attempt answered with an error, or timed out before it was sent whole, is not counted here)"]
     assert result.stats["timed_out"] == 100 and result.stats["sender_bound"] is False
     offered = sender_judged(_latency(40.0, acked=900), _sender(lag_ms=30.0, timed_out=100), TIMEOUT_S, rate_per_s=50.0)
     assert [f.message for f in offered.problems] == [
-        "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms at 50 events/s offered, "
+        "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms (besides them: 900 "
+        "acknowledged; an attempt answered with an error, or timed out before it was sent whole, is not counted "
+        "here) at 50 events/s offered, "
         "each unanswered attempt retried on top of them on the storm's compressed retry schedule (a receiver slow "
         "at any load fails at every --rate; one that fell behind passes at the rate it sustains)"]
 
@@ -86,7 +89,19 @@ def test_nothing_acked_and_everything_timed_out_fails_too() -> None:
     result = sender_judged(nothing, _sender(timed_out=12), TIMEOUT_S)
     assert result.verdict is Verdict.INVALID and "applicability" not in result.stats
     assert [f.message for f in result.problems] == [
-        "12 of 12 attempts sent whole got no answer within the sender timeout 10000 ms"]
+        "12 of 12 attempts sent whole got no answer within the sender timeout 10000 ms (besides them: 0 acknowledged; "
+        "an attempt answered with an error, or timed out before it was sent whole, is not counted here)"]
+
+
+def test_the_timed_out_finding_says_what_its_count_leaves_out() -> None:
+    """A storm's finding read "2702 of 2834 attempts unanswered" beside a history of 16 acked
+    and 3008 timed out: its count leaves out the timeouts the senders' lag explains and those
+    before a request was sent whole. It now names the others it counts and what it leaves out."""
+    result = sender_judged(_latency(40.0, acked=16), _sender(lag_ms=30.0, timed_out=2702, lagged=116), TIMEOUT_S)
+    assert [f.message for f in result.problems] == [
+        "2702 of 2834 attempts sent whole got no answer within the sender timeout 10000 ms (besides them: 16 "
+        "acknowledged, 116 timed out while the senders' loop lagged half of it or more; an attempt answered with an "
+        "error, or timed out before it was sent whole, is not counted here)"]
 
 
 def test_timeouts_while_the_sender_s_loop_lagged_half_the_timeout_are_unknown() -> None:

@@ -152,7 +152,9 @@ def check_unexpected(
                 message = "applied although every delivery of it was invalid (forged, stale or foreign)"
         elif key not in expectations.expected:
             message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
-                       "none, or a business key template that does not match the receiver's)")
+                       "none, or a key of the receiver's own shape that hookproof's key templates do not produce: "
+                       "map each event type to the receiver's key under [business_keys], and set "
+                       "builtin_keys = false to judge by those alone)")
         else:
             continue
         findings.append(Finding("unexpected", key, f"{message} ({_seen_in(oi)})", expected=0, actual=n,

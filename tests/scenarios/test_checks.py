@@ -680,6 +680,11 @@ def test_unexpected_names_the_read_that_showed_the_key_in_words() -> None:
     result = check_unexpected(hist(att("e1", "k1")), exp("k1"), [obs(10, "k1"), obs(20, "k1", "ghost")])
     assert [(f.key, f.message) for f in result.findings] == [
         ("ghost", f"{UNEXPECTED_UNOWED} (seen in the second read after delivering)")]
+    # a key of the team's own shape: the message says how to judge by the team's own keys
+    assert UNEXPECTED_UNOWED == (
+        "applied, but no validly sent event carries this key (an effect for an event that owes none, or a key of "
+        "the receiver's own shape that hookproof's key templates do not produce: map each event type to the "
+        "receiver's key under [business_keys], and set builtin_keys = false to judge by those alone)")
 
 
 @pytest.mark.parametrize("others", [0, 140])  # a few keys (key by key), many (the key table's columns)
