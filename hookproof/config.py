@@ -206,6 +206,13 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
                               f"models: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}", line=line)
         stated = stated_kinds(profile.world, subscribed)
+        if kind == "dispute" and profile.name == "stripe" and kind not in stated:  # optional types, listed only
+            raise ConfigError("a dispute's states come from Stripe's charge.dispute.* events, which hookproof sends "
+                              "only to an endpoint whose enabled_events lists them (as Stripe sends an endpoint only "
+                              "the types it enabled): add charge.dispute.created, charge.dispute.funds_withdrawn, "
+                              "charge.dispute.updated, charge.dispute.closed and charge.dispute.funds_reinstated "
+                              "to [target] enabled_events",
+                              path=source, field=f"observer.states.{kind}", line=line)
         if kind not in stated:
             raise ConfigError(f"no event of hookproof's {profile.name} profile carries a {kind}'s status, so nothing "
                               f"would compare this query's rows (the kinds whose states it compares: "

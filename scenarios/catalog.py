@@ -16,7 +16,7 @@ from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES, foreign_accou
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import INVALIDATING, FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
-from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
+from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES, DISPUTE_EVENT_TYPES, REFUND_UPDATE_TYPES
 from hookproof.simulator.world import AnyWorld, GitHubWorld, World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
 from hookproof.simulator.world.user_catalog import UserCatalogWorld
@@ -470,7 +470,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     renewal (dunning), (to an endpoint sent ``customer.subscription.trial_will_end``,
     `TRIAL_WILL_END`: a shop with free trials, a second plan bought on a trial, its $0 first
     invoice paid, ``renewal:`` owed for 0, its trial then ending with its first paid invoice,)
-    a partial refund, then two checkouts by an asynchronous method
+    a partial refund, (to an endpoint sent Stripe's dispute events, `DISPUTE_EVENT_TYPES`: the
+    payment's rest charged back, its ``charge.dispute.created`` owing ``dispute:``, its later
+    events owing nothing,) then two checkouts by an asynchronous method
     (ACH Direct Debit), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
     first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
     fulfilment, sent just after its completion, `_completion_before_settlement`), the
@@ -501,6 +503,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
             w.end_trial(_new_subscription(ctx, w, cus, trial=True))
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
+        if _sends_any(ctx, DISPUTE_EVENT_TYPES):  # a chargeback of the payment's rest: one dispute: effect
+            w.dispute(charge)
         if not ctx.shop_sessions and "payment" in ctx.checkout_modes:
             for succeeded in (True, False):  # a delayed payment paid days later, then one that fails
                 delayed = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
@@ -592,7 +596,11 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     alone, when it reads neither kind) a payment intent whose first confirmation is declined,
     then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``).
     When it reads connected accounts' states on a Connect endpoint, likewise a new seller's
-    onboarding (`onboarded`: ``account.updated`` ``pending``, then ``enabled``).
+    onboarding (`onboarded`: ``account.updated`` ``pending``, then ``enabled``). When it reads
+    disputes' states and is sent their events, likewise a chargeback (`disputed`:
+    ``needs_response``, ``under_review``, ``won``); when it reads refunds' states and is sent
+    ``refund.updated`` or ``refund.failed``, two refunds of an ACH payment, one completed, one
+    returned by the bank (`bank_refunds`: ``pending``, then ``succeeded`` or ``failed``).
     Another provider's world: its state story's stateful objects (or the kind the observer reads
     instead, `_other_walked_kind`: Paddle's transactions), and beside them each other kind the
     observer names with two statuses in the story (`_named_beside`: GitHub's installations)."""
@@ -630,8 +638,12 @@ def state_events(ctx: Context, w: World) -> list[Event]:
         walked += declined_then_paid(ctx, w, cus)
     if _reads_accounts(ctx, w):
         walked += onboarded(ctx, w)
+    if _reads_disputes(ctx):
+        walked += disputed(ctx, w, cus)
+    if _reads_refunds(ctx):
+        walked += bank_refunds(ctx, w, cus)
     if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \
-            and (_reads_intents(ctx) or _reads_accounts(ctx, w)):
+            and (_reads_intents(ctx) or _reads_accounts(ctx, w) or _reads_disputes(ctx) or _reads_refunds(ctx)):
         # the observer reads neither subscriptions nor invoices it is sent: the other kinds alone
         return [e for e in walked if e.object_type != "subscription"]
     return walked
@@ -650,6 +662,52 @@ def onboarded(ctx: Context, w: World) -> list[Event]:
     start = len(w.events)
     w.onboard_account()
     return [e for e in w.events[start:] if ctx.sends(e.type)]
+
+
+def _sends_any(ctx: Context, types: Sequence[str]) -> bool:
+    """True when the receiver is sent one of `types`."""
+    return any(ctx.sends(t) for t in types)
+
+
+def _reads_disputes(ctx: Context) -> bool:
+    """True when the observer names disputes among the kinds whose states it reads and the
+    receiver is sent their events (`DISPUTE_EVENT_TYPES`, optional: only when listed)."""
+    return bool(ctx.state_kinds) and "dispute" in (ctx.state_kinds or ()) and _sends_any(ctx, DISPUTE_EVENT_TYPES)
+
+
+def _reads_refunds(ctx: Context) -> bool:
+    """True when the observer names refunds among the kinds whose states it reads and the receiver
+    is sent a refund's later status (`REFUND_UPDATE_TYPES`, optional: only when listed)."""
+    return bool(ctx.state_kinds) and "refund" in (ctx.state_kinds or ()) and _sends_any(ctx, REFUND_UPDATE_TYPES)
+
+
+def disputed(ctx: Context, w: World, customer: str) -> list[Event]:
+    """A card payment of `customer` charged back and won (`World.dispute`): the dispute's events the
+    receiver is sent, ``needs_response`` (created, funds withdrawn), ``under_review`` (evidence
+    submitted), ``won`` (closed, funds reinstated)."""
+    start = len(w.events)
+    w.dispute(w.get(w.pay(customer))["latest_charge"])
+    return [e for e in w.events[start:] if e.object_type == "dispute" and ctx.sends(e.type)]
+
+
+def bank_refunds(ctx: Context, w: World, customer: str) -> list[Event]:
+    """A payment of `customer` by ACH Direct Debit through a Checkout Session (its bank's method,
+    `DELAYED_METHODS`: a refund of it is ``pending`` until the bank answers), refunded twice: the
+    bank completes the first refund (``refund.updated``, ``succeeded``) and returns the second
+    (``refund.failed``, ``failed``) (`World.settle_refund`); the refunds' events the receiver is
+    sent. None when the shop creates the sessions (`Context.shop_sessions`) or opens no
+    payment-mode one: the story cannot pick the payment method."""
+    if ctx.shop_sessions or "payment" not in ctx.checkout_modes:
+        return []
+    start = len(w.events)
+    session = w.open_checkout(customer, w.create_price(interval=None), asynchronous=True,
+                              delayed_method="us_bank_account")
+    w.complete_checkout(session)
+    w.settle_async_checkout(session)
+    charge = w.get(w.get(session)["payment_intent"])["latest_charge"]
+    w.settle_refund(w.refund(charge, w.get(charge)["amount"] // 2))
+    w.settle_refund(w.refund(charge), succeeded=False)
+    return [e for e in w.events[start:] if e.object_type == "refund" and ctx.sends(e.type)]
 
 
 def _reads_intents(ctx: Context) -> bool:
@@ -914,6 +972,13 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         # a connected account walked beside it: its submitted details, after its verification
         declined += [e for e in events if e.type == "account.updated" and e is not old
                      and any(n.object_id == e.object_id and n.version > e.version for n in events)]
+        # a dispute or a bank refund walked beside it: its first event (needs_response, pending), after its last
+        firsts: dict[str, Event] = {}
+        for e in events:
+            if e.object_type in ("dispute", "refund"):
+                firsts.setdefault(e.object_id, e)
+        declined += [e for e in firsts.values() if e is not old
+                     and any(n.object_id == e.object_id and n.status != e.status for n in events)]
         newer = [e for e in newer if all(e is not d for d in declined)]
         older += declined
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))

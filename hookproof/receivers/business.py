@@ -14,6 +14,8 @@ invoice.paid                                ``renewal:{invoice.id}`` (its ``invo
                                             the same payment, is left alone: one renewal)
 invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
 charge.refunded                             ``refund:{charge.id}:{amount_refunded}``
+charge.dispute.created                      ``dispute:{dispute.id}`` (a chargeback opened; the
+                                            dispute's later events owe none)
 =========================================== =========================================
 
 State: every ``customer.subscription.*`` event sets the subscription's status; its
@@ -76,6 +78,7 @@ KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "invoice.paid": lambda o: f"renewal:{o['id']}",
     "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
+    "charge.dispute.created": lambda o: f"dispute:{o['id']}",
 }
 
 #: Event types that carry subscription state.

@@ -98,9 +98,19 @@ CONNECT_EVENT_TYPES: tuple[str, ...] = ("account.updated",)
 #: Stripe sends three days before a trial ends, with the subscription (status ``trialing``;
 #: docs.stripe.com/billing/subscriptions/trials; stripe-python's
 #: ``CustomerSubscriptionTrialWillEndEvent``): an endpoint listing it is a shop with free trials,
-#: and its effect and state stories then walk one (`scenarios.catalog.effect_events`). Left out of
-#: every other endpoint's stories (enabled_events left out, or ``"*"``), so those stay as they were.
-STRIPE_OPTIONAL_EVENT_TYPES: tuple[str, ...] = ("invoice.payment_succeeded", "customer.subscription.trial_will_end")
+#: and its effect and state stories then walk one (`scenarios.catalog.effect_events`); a card
+#: chargeback's ``charge.dispute.created``, ``.funds_withdrawn``, ``.updated``, ``.closed`` and
+#: ``.funds_reinstated`` (`DISPUTE_EVENT_TYPES`, `World.dispute`), and a delayed method's refund
+#: answered by its bank, ``refund.updated`` and ``refund.failed`` (`REFUND_UPDATE_TYPES`,
+#: `World.settle_refund`): an endpoint listing them is told a dispute, a refund of an ACH payment
+#: that succeeds and one that fails. Left out of every other endpoint's stories (enabled_events
+#: left out, or ``"*"``), so those stay as they were.
+DISPUTE_EVENT_TYPES: tuple[str, ...] = ("charge.dispute.created", "charge.dispute.funds_withdrawn",
+                                        "charge.dispute.updated", "charge.dispute.closed",
+                                        "charge.dispute.funds_reinstated")
+REFUND_UPDATE_TYPES: tuple[str, ...] = ("refund.updated", "refund.failed")
+STRIPE_OPTIONAL_EVENT_TYPES: tuple[str, ...] = ("invoice.payment_succeeded", "customer.subscription.trial_will_end",
+                                                *DISPUTE_EVENT_TYPES, *REFUND_UPDATE_TYPES)
 
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path
 #: is ``<object type>.<field>[.<field>…]`` (``[]`` for list items); ``*.field`` is any object.
@@ -132,6 +142,13 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
                       "the provider API adds it for expand[]=refunds; the fixture shows it expanded. Sent before "
                       "2022-11-15",
     "checkout.session.customer_details.tax_ids": "an empty list once the customer paid; the fixture has null",
+    "refund.failure_reason": "sent on a failed refund alone (docs.stripe.com/api/refunds/object: \"Only present "
+                             "when the refund has failed\"); the fixture's refund succeeded",
+    "refund.failure_balance_transaction": "sent on a failed refund alone, the balance transaction giving its amount "
+                                          "back (docs.stripe.com/api/refunds/object); the fixture's refund succeeded",
+    "refund.destination_details": "a bank refund's destination is its bank transfer (us_bank_transfer, "
+                                  "eu_bank_transfer, gb_bank_transfer, br_bank_transfer: stripe-python's "
+                                  "Refund.DestinationDetails); the fixture's is a card's",
 }
 
 

@@ -5,7 +5,12 @@ Allowed transitions follow Stripe's documented object lifecycles
 docs.stripe.com/invoicing/overview "Invoice lifecycle",
 docs.stripe.com/api/checkout/sessions/object `status`, `payment_status`;
 docs.stripe.com/billing/subscriptions/trials "paused" when a trial ends without a
-payment method, resumed by ``POST /v1/subscriptions/{id}/resume``).
+payment method, resumed by ``POST /v1/subscriptions/{id}/resume``; docs.stripe.com/api/refunds/object
+``status``: a delayed method's refund ``pending``, then ``succeeded`` or ``failed``;
+docs.stripe.com/api/disputes/object ``status`` and docs.stripe.com/disputes/how-disputes-work: a
+chargeback ``needs_response``, ``under_review`` once evidence is submitted, then ``won`` or
+``lost``; an inquiry's ``warning_needs_response``, ``warning_under_review``, ``warning_closed``, or
+escalated to a chargeback).
 """
 
 from __future__ import annotations
@@ -41,6 +46,22 @@ TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
         "paid": frozenset(),
         "void": frozenset(),
         "uncollectible": frozenset({"paid", "void"}),
+    },
+    "refund": {
+        "pending": frozenset({"succeeded", "failed", "canceled"}),
+        "requires_action": frozenset({"pending", "succeeded", "failed", "canceled"}),
+        "succeeded": frozenset(),
+        "failed": frozenset(),
+        "canceled": frozenset(),
+    },
+    "dispute": {
+        "warning_needs_response": frozenset({"warning_under_review", "warning_closed", "needs_response"}),
+        "warning_under_review": frozenset({"warning_closed", "needs_response"}),
+        "warning_closed": frozenset(),
+        "needs_response": frozenset({"under_review", "won", "lost", "needs_response"}),  # funds move in place
+        "under_review": frozenset({"won", "lost"}),
+        "won": frozenset({"won"}),  # the funds reinstated after the decision
+        "lost": frozenset(),
     },
     "subscription": {
         "incomplete": frozenset({"active", "incomplete_expired", "incomplete"}),
@@ -94,7 +115,12 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
 #:   charge.refunded                          -> refund:{charge.id}:{charge.amount_refunded} (cumulative,
 #:                                               so each partial refund is its own effect; the refund's
-#:                                               own refund.created, sent beside it, owes none: one refund)
+#:                                               own refund.created, sent beside it, owes none: one refund;
+#:                                               nor do a delayed method's refund.updated and refund.failed,
+#:                                               which carry its status)
+#:   charge.dispute.created                   -> dispute:{dispute.id} (a chargeback opened: one effect,
+#:                                               revoking access or flagging the order; the dispute's
+#:                                               later events carry its status, owing none)
 #: Subscription events carry state, observed as (subscription id, status).
 BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "checkout.session.completed": _completed,
@@ -104,6 +130,7 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "invoice.payment_succeeded": lambda o: f"renewal:{o['id']}",
     "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
+    "charge.dispute.created": lambda o: f"dispute:{o['id']}",
 }
 
 #: The ``payment_intent_data.metadata`` the world's own stories' shop sets on a payment-mode

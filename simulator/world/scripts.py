@@ -72,6 +72,23 @@ def _trial_will_end(w: World) -> None:
     w.trial_will_end(w.subscribe(_customer(w), trial=True))
 
 
+def _dispute(w: World, won: bool = True) -> None:
+    """A card payment charged back (`World.dispute`): opened, funds withdrawn, evidence
+    submitted, then `won` (the funds reinstated) or lost."""
+    w.dispute(w.get(w.pay(_customer(w)))["latest_charge"], won=won)
+
+
+def _delayed_refund(w: World, succeeded: bool = True) -> None:
+    """Half of an ACH Direct Debit Checkout payment refunded (``pending``), then its bank's
+    answer (`World.settle_refund`): `succeeded`, or failed."""
+    cs = w.open_checkout(_customer(w), w.create_price(interval=None), asynchronous=True,
+                         delayed_method="us_bank_account")
+    w.complete_checkout(cs)
+    w.settle_async_checkout(cs)
+    charge = w.get(w.get(cs)["payment_intent"])["latest_charge"]
+    w.settle_refund(w.refund(charge, w.get(charge)["amount"] // 2), succeeded=succeeded)
+
+
 #: Stripe event type -> a script that makes a fresh world emit it.
 SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.created": _customer,
@@ -96,6 +113,13 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.subscription.paused": _paused,
     "customer.subscription.resumed": _resumed,
     "customer.subscription.trial_will_end": _trial_will_end,
+    "charge.dispute.created": _dispute,
+    "charge.dispute.funds_withdrawn": _dispute,
+    "charge.dispute.updated": _dispute,
+    "charge.dispute.closed": _dispute,
+    "charge.dispute.funds_reinstated": _dispute,
+    "refund.updated": _delayed_refund,
+    "refund.failed": lambda w: _delayed_refund(w, False),
 }
 
 

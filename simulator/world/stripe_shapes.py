@@ -333,28 +333,109 @@ def declined_charge(amount: int) -> Obj:
     }
 
 
+#: A delayed-notification payment method (`world.DELAYED_METHODS`) -> the ``destination_details``
+#: type its refund goes back by (stripe-python's ``Refund.DestinationDetails``: ``us_bank_transfer``,
+#: ``eu_bank_transfer``, ``gb_bank_transfer``, ``br_bank_transfer``, each a ``reference`` and its
+#: ``reference_status``). Any other method: ``card``.
+REFUND_DESTINATIONS: Mapping[str, str] = {"us_bank_account": "us_bank_transfer", "sepa_debit": "eu_bank_transfer",
+                                          "bacs_debit": "gb_bank_transfer", "boleto": "br_bank_transfer"}
+
+
 def refund(*, id: str, amount: int, currency: str, charge: str, payment_intent: str | None, customer: str | None,
            payment_method: str | None, balance_transaction: str, reason: str | None, created: int,
-           metadata: Mapping[str, str]) -> Obj:
-    """A succeeded card refund (docs.stripe.com/api/refunds/object)."""
+           metadata: Mapping[str, str], method: str = "card") -> Obj:
+    """A refund (docs.stripe.com/api/refunds/object): a card's ``succeeded`` at once; a delayed
+    method's (`REFUND_DESTINATIONS`: ACH, SEPA, Bacs, Boleto) ``pending`` while the bank processes
+    it (docs.stripe.com/refunds, "Refund failures": such a refund may still fail), its
+    destination's reference ``pending``."""
+    if method in REFUND_DESTINATIONS:
+        kind = REFUND_DESTINATIONS[method]
+        destination: Obj = {kind: {"reference": None, "reference_status": "pending"}, "type": kind}
+        status = "pending"
+    else:
+        destination, status = {"card": {"type": "refund"}, "type": "card"}, "succeeded"
     return {
         "amount": amount, "balance_transaction": balance_transaction, "charge": charge, "created": created,
-        "currency": currency, "destination_details": {"card": {"type": "refund"}, "type": "card"}, "id": id,
+        "currency": currency, "destination_details": destination, "id": id,
         "metadata": dict(metadata), "object": "refund", "payment_intent": payment_intent, "reason": reason,
-        "receipt_number": None, "source_transfer_reversal": None, "status": "succeeded", "transfer_reversal": None,
+        "receipt_number": None, "source_transfer_reversal": None, "status": status, "transfer_reversal": None,
         "customer": customer, "customer_account": None, "payment_method": payment_method,
     }
 
 
+def settled_refund(refund_obj: Mapping[str, Any], reference: str) -> Obj:
+    """The changes of a pending refund the bank completed (``status`` ``succeeded``, its
+    destination's ``reference`` ``available``: docs.stripe.com/api/refunds/object)."""
+    kind = refund_obj["destination_details"]["type"]
+    return {"status": "succeeded",
+            "destination_details": {kind: {"reference": reference, "reference_status": "available"}, "type": kind}}
+
+
+def failed_refund(refund_obj: Mapping[str, Any], failure_reason: str, failure_balance_transaction: str) -> Obj:
+    """The changes of a pending refund the bank returned (docs.stripe.com/refunds, "Refund
+    failures": ``status`` ``failed``, ``failure_reason`` (``expired_or_canceled_card``,
+    ``lost_or_stolen_card``, ``unknown``…), the amount back in the balance by
+    ``failure_balance_transaction``; docs.stripe.com/api/refunds/object)."""
+    kind = refund_obj["destination_details"]["type"]
+    return {"status": "failed", "failure_reason": failure_reason,
+            "failure_balance_transaction": failure_balance_transaction,
+            "destination_details": {kind: {"reference": None, "reference_status": "unavailable"}, "type": kind}}
+
+
+#: Every status of a Dispute (docs.stripe.com/api/disputes/object ``status``): an inquiry's
+#: ``warning_*``, a chargeback's ``needs_response``, ``under_review``, ``won``, ``lost``.
+DISPUTE_STATUSES: tuple[str, ...] = ("warning_needs_response", "warning_under_review", "warning_closed",
+                                     "needs_response", "under_review", "won", "lost")
+#: The fields of a Dispute's ``evidence`` (Stripe's OpenAPI fixtures, ``resources.dispute``), each
+#: null until the merchant submits some.
+DISPUTE_EVIDENCE: tuple[str, ...] = (
+    "access_activity_log", "billing_address", "cancellation_policy", "cancellation_policy_disclosure",
+    "cancellation_rebuttal", "customer_communication", "customer_email_address", "customer_name",
+    "customer_purchase_ip", "customer_signature", "duplicate_charge_documentation", "duplicate_charge_explanation",
+    "duplicate_charge_id", "product_description", "receipt", "refund_policy", "refund_policy_disclosure",
+    "refund_refusal_explanation", "service_date", "service_documentation", "shipping_address", "shipping_carrier",
+    "shipping_date", "shipping_documentation", "shipping_tracking_number", "uncategorized_file",
+    "uncategorized_text")
+#: Seconds a merchant has to answer a chargeback in the world: ``evidence_details.due_by`` is the
+#: end (23:59:59 UTC) of the seventh day after it opened (docs.stripe.com/disputes/responding: the
+#: deadline is set by the card network, typically 7 to 21 days).
+DISPUTE_RESPONSE_DAYS = 7
+
+
+def dispute(*, id: str, amount: int, currency: str, charge: str, payment_intent: str | None, brand: str,
+            reason: str, created: int, livemode: bool) -> Obj:
+    """A new card chargeback (docs.stripe.com/api/disputes/object): ``needs_response``, no
+    evidence yet, due by the end of its `DISPUTE_RESPONSE_DAYS`th day, no money moved yet
+    (``balance_transactions`` empty until ``charge.dispute.funds_withdrawn``), the charge no
+    longer refundable (``is_charge_refundable``: only an inquiry's charge is)."""
+    due_by = (created // 86400 + DISPUTE_RESPONSE_DAYS + 1) * 86400 - 1
+    return {
+        "amount": amount, "balance_transactions": [], "charge": charge, "created": created, "currency": currency,
+        "evidence": {**dict.fromkeys(DISPUTE_EVIDENCE), "enhanced_evidence": {}},
+        "evidence_details": {"due_by": due_by, "has_evidence": False, "past_due": False, "submission_count": 0,
+                             "enhanced_eligibility": {}},
+        "id": id, "is_charge_refundable": False, "livemode": livemode, "metadata": {}, "object": "dispute",
+        "payment_intent": payment_intent,
+        "payment_method_details": {"card": {"brand": brand, "case_type": "chargeback",
+                                            "network_reason_code": "10.4" if reason == "fraudulent" else "13.1",
+                                            "network": brand},
+                                   "type": "card"},
+        "reason": reason, "status": "needs_response", "enhanced_eligibility_types": [],
+    }
+
+
 def balance_transaction(*, id: str, amount: int, fee: int, currency: str, kind: str, source: str, created: int,
-                        description: str | None) -> Obj:
-    """A balance transaction (docs.stripe.com/api/balance_transactions/object)."""
+                        description: str | None, category: str | None = None) -> Obj:
+    """A balance transaction (docs.stripe.com/api/balance_transactions/object) of type `kind`,
+    reported under `category` (default: `kind`; a dispute's ``adjustment`` is reported as
+    ``dispute`` or ``dispute_reversal``)."""
     return {
         "amount": amount, "available_on": created + 2 * 86400, "created": created, "currency": currency,
         "description": description, "exchange_rate": None, "fee": fee,
-        "fee_details": [{"amount": fee, "application": None, "currency": currency, "description": "Stripe processing fees",
+        "fee_details": [{"amount": fee, "application": None, "currency": currency,
+                         "description": "Dispute fee" if category == "dispute" else "Stripe processing fees",
                          "type": "stripe_fee"}] if fee else [],
-        "id": id, "net": amount - fee, "object": "balance_transaction", "reporting_category": kind,
+        "id": id, "net": amount - fee, "object": "balance_transaction", "reporting_category": category or kind,
         "source": source, "status": "pending", "type": kind, "balance_type": "payments",
     }
 

@@ -1,7 +1,7 @@
 """The provider's truth: a deterministic billing world that emits events.
 
 `World(seed)` holds customers, products, prices, checkout sessions, payment intents,
-charges, refunds, invoices and subscriptions in Stripe's documented shapes
+charges, refunds, disputes, invoices and subscriptions in Stripe's documented shapes
 (docs.stripe.com/api), each with a version that every change bumps. Each operation
 applies an allowed transition and returns the events a real provider would emit, each
 carrying the object snapshot at that version. The same seed gives the same world.
@@ -78,6 +78,7 @@ RESOURCES: Mapping[str, str] = {
     "invoices": "invoice",
     "subscriptions": "subscription",
     "balance_transactions": "balance_transaction",
+    "disputes": "dispute",
     "events": "event",
 }
 
@@ -93,6 +94,7 @@ _PREFIX: Mapping[str, str] = {
     "invoice": "in",
     "subscription": "sub",
     "balance_transaction": "txn",
+    "dispute": "dp",
     "event": "evt",
 }
 
@@ -112,6 +114,11 @@ class UnboundCheckout(UnboundReceiverObject):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, "checkout.session")
+
+
+#: Stripe's events about a Dispute, in the order it sends them for a chargeback won (`World.dispute`).
+DISPUTE_TYPES: tuple[str, ...] = ("charge.dispute.created", "charge.dispute.funds_withdrawn", "charge.dispute.updated",
+                                  "charge.dispute.closed", "charge.dispute.funds_reinstated")
 
 
 #: Object kinds a story can bind to the receiver's own (`World.bind_receiver_creates`).
@@ -189,6 +196,12 @@ class World(RecordReads):
         #: whether the endpoint is sent ``customer.subscription.trial_will_end`` (`sent_only`): then
         #: each trial's end is preceded by it, three days before (`trial_will_end`)
         self.trial_will_end_sent = False
+        #: whether the endpoint is sent Stripe's dispute events (`sent_only`: ``charge.dispute.created``
+        #: or another of them): then `lifecycle` ends with a chargeback, won (`dispute`)
+        self.disputes_sent = False
+        #: whether the endpoint is sent ``refund.updated`` or ``refund.failed`` (`sent_only`): then
+        #: `lifecycle` refunds an ACH payment twice, its bank completing one refund and returning the other
+        self.refund_updates_sent = False
         #: trialing subscriptions whose ``customer.subscription.trial_will_end`` was emitted
         self._trial_end_told: set[str] = set()
         #: The modes the shop's Checkout opens sessions in (``[target] checkout_modes``): `lifecycle`
@@ -451,7 +464,9 @@ class World(RecordReads):
         """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``, then the
         refund's own ``refund.created`` (Stripe's changelog 2024-10-28.acacia, "Adds created,
         updated, and failed events for all refund types"; a card refund succeeds at once, so no
-        ``refund.updated`` follows; Stripe promises no order between the two).
+        ``refund.updated`` follows; Stripe promises no order between the two). The refund of a
+        payment a delayed method made (a Checkout Session paid by one of `DELAYED_METHODS`) is
+        ``pending`` until the bank answers: `settle_refund`.
 
         Each partial refund raises the charge's cumulative `amount_refunded`, which the
         business key carries. `metadata` and `reason` are what a receiver set through
@@ -467,7 +482,7 @@ class World(RecordReads):
         self._create(re_id, "refund", shapes.refund(
             id=re_id, amount=amount, currency=ch["currency"], charge=charge, payment_intent=ch["payment_intent"],
             customer=ch["customer"], payment_method=ch["payment_method"], balance_transaction=txn_id, reason=reason,
-            created=self._now_s(), metadata=metadata or {}))
+            created=self._now_s(), metadata=metadata or {}, method=self._paid_by(ch["payment_intent"])))
         refunded = ch["amount_refunded"] + amount
         refunds = copy_snapshot(ch["refunds"])
         refunds["data"].insert(0, self.get(re_id))
@@ -476,6 +491,98 @@ class World(RecordReads):
                    previous={"amount_refunded": ch["amount_refunded"], "refunded": ch["refunded"]})
         self._emit("refund.created", re_id)
         return re_id
+
+    #: Seconds a delayed method's refund stays ``pending`` before the bank's answer (`settle_refund`):
+    #: bank refunds take days (docs.stripe.com/payments/ach-direct-debit, "Refunds").
+    REFUND_SETTLE_S: ClassVar[int] = 3 * 86400
+
+    def _paid_by(self, payment_intent: str | None) -> str:
+        """The payment method type that paid `payment_intent`: a Checkout Session's delayed method
+        when a session paid by one alone made it (`delayed_session`), else ``card``."""
+        if payment_intent is not None:
+            for session in self.objects("checkout.session"):
+                cs = self.peek(session)
+                if cs.get("payment_intent") == payment_intent and delayed_session(cs):
+                    return str(cs["payment_method_types"][0])
+        return "card"
+
+    def settle_refund(self, refund: str, *, succeeded: bool = True, failure_reason: str = "unknown") -> str:
+        """The bank's answer to a ``pending`` refund (`refund` of a delayed method's payment),
+        `REFUND_SETTLE_S` later, Stripe's own doing: ``refund.updated``, ``succeeded``; or
+        ``refund.failed``, ``failed`` with `failure_reason` (``unknown`` by default; the amount back
+        in the balance by a ``refund_failure`` balance transaction). Source: docs.stripe.com/refunds,
+        "Refund failures" ("a refund can fail if the customer's bank or card issuer can't process
+        it ... we send the refund.failed event"), docs.stripe.com/api/refunds/object. Returns the
+        event id. Raises WorldError for a refund not pending."""
+        rf = self._typed(refund, "refund")
+        check_transition("refund", rf["status"], "succeeded" if succeeded else "failed", refund)
+        self.advance(self.REFUND_SETTLE_S)
+        with self._on_its_own():
+            if succeeded:
+                self._update(refund, shapes.settled_refund(rf, self._token(12).upper()))
+                return self._emit("refund.updated", refund, previous=rf)
+            txn_id = self._balance_txn(rf["amount"], rf["currency"], "refund_failure", refund,
+                                       description="REFUND FAILURE")
+            self._update(refund, shapes.failed_refund(rf, failure_reason, txn_id))
+            return self._emit("refund.failed", refund)
+
+    # ---- disputes -----------------------------------------------------------
+    #: The fee Stripe takes when a chargeback opens, in minor units (docs.stripe.com/disputes/how-disputes-work,
+    #: "Dispute fees": 15.00 USD; the world charges 1500 of any currency).
+    DISPUTE_FEE: ClassVar[int] = 1500
+    #: Seconds from a chargeback to the merchant's evidence, and from the evidence to the card
+    #: network's decision (docs.stripe.com/disputes/how-disputes-work: "it can take up to 75 days").
+    EVIDENCE_AFTER_S: ClassVar[int] = 2 * 86400
+    DECISION_AFTER_S: ClassVar[int] = 60 * 86400
+
+    def dispute(self, charge: str, *, won: bool = True, reason: str = "fraudulent") -> str:
+        """A chargeback of a paid card charge, through to the network's decision, in the order Stripe
+        sends its events (docs.stripe.com/disputes/how-disputes-work, docs.stripe.com/api/events/types):
+        ``charge.dispute.created`` (``needs_response``, the charge's rest disputed, the charge
+        ``disputed``); ``charge.dispute.funds_withdrawn`` (the amount and `DISPUTE_FEE` out of the
+        balance: an ``adjustment`` reported as ``dispute``, in ``balance_transactions``);
+        `EVIDENCE_AFTER_S` later the merchant's evidence submitted (``charge.dispute.updated``,
+        ``under_review``, ``evidence_details.has_evidence``); `DECISION_AFTER_S` later
+        ``charge.dispute.closed`` (``won`` or ``lost``, Stripe's own doing); when `won`,
+        ``charge.dispute.funds_reinstated`` (the amount back: a ``dispute_reversal``). Each event
+        carries the Dispute (docs.stripe.com/api/disputes/object). Returns the dispute id.
+        Raises WorldError for a charge not paid, already disputed or wholly refunded."""
+        ch = self._typed(charge, "charge")
+        amount = ch["amount"] - ch["amount_refunded"]
+        if ch["status"] != "succeeded" or ch["disputed"] or amount <= 0:
+            raise WorldError(f"charge {charge} cannot be disputed (status {ch['status']}, disputed {ch['disputed']}, "
+                             f"{amount} not refunded)", object_id=charge)
+        dp_id = self._new_id("dispute")
+        currency = ch["currency"]
+        self._create(dp_id, "dispute", shapes.dispute(
+            id=dp_id, amount=amount, currency=currency, charge=charge, payment_intent=ch["payment_intent"],
+            brand=ch["payment_method_details"]["card"]["brand"], reason=reason, created=self._now_s(),
+            livemode=self.livemode))
+        self._update(charge, {"disputed": True})
+        with self._on_its_own():  # the card network's chargeback: no request of the merchant's
+            self._emit("charge.dispute.created", dp_id)
+            withdrawn = self._balance_txn(-amount, currency, "adjustment", dp_id, fee=self.DISPUTE_FEE,
+                                          category="dispute", description=f"Chargeback withdrawal for {charge}")
+            self._update(dp_id, {"balance_transactions": [self.get(withdrawn)]})
+            self._emit("charge.dispute.funds_withdrawn", dp_id)
+        self.advance(self.EVIDENCE_AFTER_S)
+        before = self.get(dp_id)
+        evidence = {**before["evidence"], "product_description": "Digital goods, delivered at purchase",
+                    "uncategorized_text": "The customer downloaded the purchase after paying."}
+        details = {**before["evidence_details"], "has_evidence": True, "submission_count": 1}
+        self._transition(dp_id, "under_review", {"evidence": evidence, "evidence_details": details})
+        self._emit("charge.dispute.updated", dp_id, previous=before)
+        self.advance(self.DECISION_AFTER_S)
+        with self._on_its_own():
+            self._transition(dp_id, "won" if won else "lost", {})
+            self._emit("charge.dispute.closed", dp_id)
+            if won:
+                back = self._balance_txn(amount, currency, "adjustment", dp_id, category="dispute_reversal",
+                                         description=f"Chargeback reversal for {charge}")
+                self._update(dp_id, {"balance_transactions": [*self.get(dp_id)["balance_transactions"],
+                                                              self.get(back)]})
+                self._emit("charge.dispute.funds_reinstated", dp_id)
+        return dp_id
 
     # ---- checkout -----------------------------------------------------------
     def open_checkout(self, customer: str | None, price: str, *, asynchronous: bool = False, quantity: int = 1,
@@ -1037,17 +1144,22 @@ class World(RecordReads):
         through a subscription-mode Checkout Session (`subscribe_through_checkout`), renew,
         fail, recover, refund, cancel. Sessions only of the shop's `checkout_modes`: without
         ``payment`` no purchase goes through Checkout, without ``subscription`` the plan starts
-        through ``POST /v1/subscriptions`` (`subscribe`)."""
+        through ``POST /v1/subscriptions`` (`subscribe`). To an endpoint sent the refunds' updates
+        (`refund_updates_sent`), the ACH payment that succeeded is then refunded twice, its bank
+        completing the first refund and returning the second (`settle_refund`); to one sent the
+        disputes (`disputes_sent`), the one-off payment's rest is charged back, and won (`dispute`)."""
         start = len(self.events)
         cus = self.create_customer(locale)
         customer = self._event_of(cus).object_id
         pi = self.pay(customer)
+        settled: str | None = None  # the delayed-method session whose payment succeeded
         if "payment" in self.checkout_modes:
             self.complete_checkout(self.open_checkout(customer, self.create_price(interval=None)))
             for succeeded in (True, False):
                 delayed = self.open_checkout(customer, self.create_price(interval=None), asynchronous=True)
                 self.complete_checkout(delayed)
                 self.settle_async_checkout(delayed, succeeded=succeeded)
+                settled = delayed if succeeded else settled
         sub = (self.subscribe_through_checkout(customer) if "subscription" in self.checkout_modes
                else self.subscribe(customer))
         self.renew(sub)
@@ -1056,7 +1168,15 @@ class World(RecordReads):
         charge = self.get(pi)["latest_charge"]
         amount = self.get(charge)["amount"]
         self.refund(charge, amount // 3)
-        self.refund(charge)
+        if self.disputes_sent:  # the rest of the payment charged back
+            self.dispute(charge)
+        else:
+            self.refund(charge)
+        if self.refund_updates_sent and settled is not None:
+            bank_charge = self.get(self.get(settled)["payment_intent"])["latest_charge"]
+            half = self.get(bank_charge)["amount"] // 2
+            self.settle_refund(self.refund(bank_charge, half))
+            self.settle_refund(self.refund(bank_charge), succeeded=False)
         self.cancel(sub)
         return self.events[start:]
 
@@ -1223,12 +1343,16 @@ class World(RecordReads):
         self._create(ch_id, "charge", snapshot)
         return ch_id
 
-    def _balance_txn(self, amount: int, currency: str, kind: str, source: str) -> str:
+    def _balance_txn(self, amount: int, currency: str, kind: str, source: str, *, fee: int | None = None,
+                     category: str | None = None, description: str | None = None) -> str:
+        """A balance transaction of `kind` for `source`: a charge's fee Stripe's 2.9% + 30, else
+        `fee` (default 0); `category` its ``reporting_category`` (default: `kind`). Returns its id."""
         txn_id = self._new_id("balance_transaction")
-        fee = max(0, round(abs(amount) * 0.029) + 30) if kind == "charge" else 0
+        if fee is None:
+            fee = max(0, round(abs(amount) * 0.029) + 30) if kind == "charge" else 0
         self._create(txn_id, "balance_transaction", shapes.balance_transaction(
             id=txn_id, amount=amount, fee=fee, currency=currency, kind=kind, source=source, created=self._now_s(),
-            description="REFUND FOR CHARGE" if kind == "refund" else None))
+            description=description or ("REFUND FOR CHARGE" if kind == "refund" else None), category=category))
         return txn_id
 
     def _token(self, n: int) -> str:
@@ -1255,6 +1379,8 @@ class World(RecordReads):
             "checkout.session.async_payment_succeeded")
         self.payment_succeeded_sent = sends("invoice.payment_succeeded")
         self.trial_will_end_sent = sends("customer.subscription.trial_will_end")
+        self.disputes_sent = any(sends(t) for t in DISPUTE_TYPES)
+        self.refund_updates_sent = sends("refund.updated") or sends("refund.failed")
 
     def _new_id(self, object_type: str) -> str:
         """``prefix_<24 characters>``; a Checkout Session's ``cs_test_``/``cs_live_`` and 58

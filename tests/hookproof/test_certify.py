@@ -385,6 +385,12 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     ("stripe", "customer", "no event of hookproof's stripe profile carries a customer's status, so nothing would "
                            "compare this query's rows (the kinds whose states it compares: charge, checkout.session, "
                            "invoice, payment_intent, refund, subscription)"),  # refund.created carries its Refund's status
+    # Stripe's disputes: a modelled kind, whose events (optional types) come only to an endpoint listing them
+    ("stripe", "dispute", "a dispute's states come from Stripe's charge.dispute.* events, which hookproof sends only "
+                          "to an endpoint whose enabled_events lists them (as Stripe sends an endpoint only the types "
+                          "it enabled): add charge.dispute.created, charge.dispute.funds_withdrawn, "
+                          "charge.dispute.updated, charge.dispute.closed and charge.dispute.funds_reinstated to "
+                          "[target] enabled_events"),
 ])
 def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Path, profile: str, kind: str,
                                                                     error: str | None) -> None:
@@ -397,6 +403,16 @@ def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Pat
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert str(caught.value).startswith(f"{path}:10: observer.states.{kind}: {error}"), str(caught.value)
+
+
+def test_a_dispute_state_kind_is_accepted_from_an_endpoint_listing_stripes_dispute_events(tmp_path: Path) -> None:
+    """docs.stripe.com/api/disputes/object: a Dispute's status, told by ``charge.dispute.*``."""
+    path = tmp_path / "hookproof.toml"
+    listed = '", "'.join(["charge.refunded", "charge.dispute.created", "charge.dispute.funds_withdrawn",
+                          "charge.dispute.updated", "charge.dispute.closed", "charge.dispute.funds_reinstated"])
+    path.write_text(KEYS_BASE.replace('secret = "whsec_x"', f'secret = "whsec_x"\nenabled_events = ["{listed}"]')
+                    + '[observer.states]\ndispute = "SELECT id AS object_id, status FROM disputes"\n', encoding="utf-8")
+    assert list(load_config(path).observer.states) == ["dispute"]
 
 
 def test_business_keys_map_a_team_s_effects_over_the_provider_s_payload(tmp_path: Path) -> None:

@@ -78,13 +78,17 @@ def test_it_joins_a_new_subscription_s_related_burst() -> None:
 
 def test_the_profile_sends_it_only_when_subscribed() -> None:
     assert SUCCEEDED not in get_profile("stripe").event_types()
-    assert get_profile("stripe").optional_types == (SUCCEEDED, "customer.subscription.trial_will_end")
+    assert get_profile("stripe").optional_types == (
+        SUCCEEDED, "customer.subscription.trial_will_end", "charge.dispute.created", "charge.dispute.funds_withdrawn",
+        "charge.dispute.updated", "charge.dispute.closed", "charge.dispute.funds_reinstated", "refund.updated",
+        "refund.failed")
     assert get_profile("stripe").optional_listed_only
     subscribed = get_profile("stripe", subscribed=[SUCCEEDED])
     assert subscribed.provider_type(SUCCEEDED) == SUCCEEDED
     assert set(subscribed.event_types()) == set(get_profile("stripe").event_types()) | {SUCCEEDED}
     with pytest.raises(ProfileError, match="profile 'stripe' has no optional type 'invoice.finalized' to subscribe "
-                                           r"to \(optional: invoice.payment_succeeded, customer.subscription.trial_will_end\)"):
+                                           r"to \(optional: invoice.payment_succeeded, customer.subscription.trial_will_end, "
+                                           r"charge.dispute.created, .*, refund.updated, refund.failed\)"):
         get_profile("stripe", subscribed=["invoice.finalized"])
     for name in ("standard-webhooks", "svix", "generic-hmac"):  # hookproof's own names: never sent
         assert SUCCEEDED not in get_profile(name).event_types()
@@ -193,9 +197,11 @@ def test_events_marks_it_sent_only_to_an_endpoint_listing_it(tmp_path: Path) -> 
         return run.stdout.splitlines()
 
     plain = lines("--profile", "stripe")
-    assert plain[:-3] == list(get_profile("stripe").event_types())
+    optional = get_profile("stripe").optional_types
+    assert plain[:-len(optional) - 1] == list(get_profile("stripe").event_types())
     assert plain[-1].split()[0] == "account.updated"  # a Connect endpoint's alone
-    for line, name in zip(plain[-3:-1], (SUCCEEDED, "customer.subscription.trial_will_end")):
+    assert len(plain[-len(optional) - 1:-1]) == len(optional) == 9
+    for line, name in zip(plain[-len(optional) - 1:-1], optional):
         assert line.split() == [name, "sent", "only", "to", "an", "endpoint", "listing", "it", "(target.enabled_events)"]
     _config(tmp_path, '["invoice.paid", "invoice.payment_succeeded"]')
     listed = {line.split()[0]: line for line in lines()}

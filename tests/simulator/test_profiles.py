@@ -581,7 +581,10 @@ def test_every_profile_checks_its_subscribed_types_against_its_optional_types_al
     assert shopify_cls(["shop/redact", "customers/redact"]).subscribed == ("customers/redact", "shop/redact")
     assert stripe_cls().subscribed == () and github_cls().subscribed == ()
     with pytest.raises(ProfileError, match=r"^'invoice.finalized' is no optional Stripe type \(they are: "
-                                           r"invoice.payment_succeeded, customer.subscription.trial_will_end\)$"
+                                           r"invoice.payment_succeeded, customer.subscription.trial_will_end, "
+                                           r"charge.dispute.created, charge.dispute.funds_withdrawn, "
+                                           r"charge.dispute.updated, charge.dispute.closed, "
+                                           r"charge.dispute.funds_reinstated, refund.updated, refund.failed\)$"
                        ) as info:
         stripe_cls(["invoice.payment_succeeded", "invoice.finalized"])
     assert info.value.field == "subscribed"

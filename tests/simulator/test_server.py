@@ -35,11 +35,13 @@ TIMEOUT_S = 10.0
 
 @pytest.fixture(scope="module")
 def world() -> World:
-    """`World(SEED).lifecycle()` plus a completed checkout (the lifecycle has none)."""
+    """`World(SEED).lifecycle()` plus a completed checkout (the lifecycle has none) and a
+    chargeback (told only to an endpoint listing the dispute types)."""
     w = World(SEED)
     w.lifecycle()
     customer = w.objects("customer")[0]
     w.complete_checkout(w.open_checkout(customer, w.create_price(interval=None)))
+    w.dispute(w.get(w.pay(customer))["latest_charge"])
     return w
 
 

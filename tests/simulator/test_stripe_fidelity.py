@@ -19,6 +19,7 @@ import stripe
 from fastapi import FastAPI, Request, Response
 
 from hookproof.simulator.delivery import Dispatcher, History, Outcome, Target
+from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import LATEST_API_VERSION
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles.stripe import DOCUMENTED_DIFFERENCES, STRIPE_OPTIONAL_EVENT_TYPES, StripeProfile
@@ -564,7 +565,7 @@ def test_only_update_events_and_charge_refunded_carry_previous_attributes(world:
     ``*.updated``": a deleted, paused or resumed subscription has none. ``charge.refunded`` keeps
     the refund's ``amount_refunded`` before it (`DOCUMENTED_DIFFERENCES`)."""
     carrying = {e.type for e in world.events if "previous_attributes" in json.loads(PROFILE.event_body(e))["data"]}
-    assert carrying == {"customer.subscription.updated", "charge.refunded"}
+    assert carrying == {"customer.subscription.updated", "charge.dispute.updated", "refund.updated", "charge.refunded"}
     for event in (e for e in world.events if e.type == "charge.refunded"):
         before = event.previous_attributes["amount_refunded"]
         assert 0 <= before < event.object["amount_refunded"]
@@ -1131,10 +1132,93 @@ def test_every_refund_is_its_own_refund_created_beside_its_charge_refunded(api: 
         envelope = PROFILE.envelope(event)
         header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
         refund = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None).data.object
-        assert isinstance(refund, stripe.Refund) and refund.id.startswith("re_") and refund.status == "succeeded"
+        # a card's refund succeeds at once; an ACH payment's is pending until its bank answers
+        assert isinstance(refund, stripe.Refund) and refund.id.startswith("re_")
+        assert (refund.destination_details.type, refund.status) in {("card", "succeeded"),
+                                                                    ("us_bank_transfer", "pending")}
         assert (before.type, before.object_id) == ("charge.refunded", refund.charge)
         assert refund.payment_intent == world.get(refund.charge)["payment_intent"]
         assert event.business_key is None  # the refund is owed once, on charge.refunded (refund:{charge}:{total})
         assert _event_differences(PROFILE.event_object(event)) == []
         served = api.get(f"/v1/refunds/{refund.id}").json()
         assert (served["id"], served["object"], served["amount"]) == (refund.id, "refund", refund.amount)
+
+
+def _read(event: Any) -> stripe.Event:
+    """The event's body as stripe-python's ``construct_event`` reads it, signed as sent."""
+    envelope = PROFILE.envelope(event)
+    header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+    return stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None)
+
+
+def test_a_bank_refund_is_pending_then_its_bank_answers_by_refund_updated_or_refund_failed(world: World) -> None:
+    """docs.stripe.com/refunds, "Refund failures", and docs.stripe.com/api/refunds/object: an ACH
+    payment's refund is created ``pending``; its bank then completes it (``refund.updated``,
+    ``succeeded``) or returns it (``refund.failed``, ``failed``, ``failure_reason``, the amount
+    back by ``failure_balance_transaction``), each read by stripe-python as a Refund of that
+    status, owing no key of its own (the refund is owed once, on ``charge.refunded``)."""
+    told = {e.type: e for e in world.events if e.type in ("refund.updated", "refund.failed")}
+    assert set(told) == {"refund.updated", "refund.failed"}
+    for event_type, status in (("refund.updated", "succeeded"), ("refund.failed", "failed")):
+        event = told[event_type]
+        created = next(e for e in world.events if e.type == "refund.created" and e.object_id == event.object_id)
+        body = _read(event)
+        refund = body.data.object
+        assert isinstance(refund, stripe.Refund) and body.type == event_type
+        assert (created.status, event.status, refund.status, event.business_key) == ("pending", status, status, None)
+        assert (event.version, event.request_id, event.created - created.created) == (2, None, World.REFUND_SETTLE_S)
+        assert refund.destination_details.type == "us_bank_transfer"
+        assert _event_differences(PROFILE.event_object(event)) == []
+    failed = _read(told["refund.failed"]).data.object
+    assert failed.failure_reason == "unknown"
+    back = world.get(failed.failure_balance_transaction)
+    assert (back["amount"], back["type"], back["source"]) == (failed.amount, "refund_failure", failed.id)
+    assert "previous_attributes" not in _read(told["refund.failed"]).data  # not a *.updated type
+    assert _read(told["refund.updated"]).data.previous_attributes["status"] == "pending"
+
+
+def test_a_chargeback_is_told_in_stripes_order_each_event_a_dispute_stripe_python_reads(world: World) -> None:
+    """docs.stripe.com/api/disputes/object and docs.stripe.com/disputes/how-disputes-work: a card
+    payment charged back, its events in Stripe's order, each carrying the Dispute (``dp_…``, a
+    stripe-python ``Dispute``) at its status; one ``dispute:`` effect, on its creation; the
+    withdrawal and the reinstatement as ``adjustment`` balance transactions in
+    ``balance_transactions``."""
+    dp = next(e.object_id for e in world.events if e.type == "charge.dispute.created")
+    told = [e for e in world.events if e.object_id == dp]
+    assert [(e.type, e.status, e.business_key) for e in told] == [
+        ("charge.dispute.created", "needs_response", f"dispute:{dp}"),
+        ("charge.dispute.funds_withdrawn", "needs_response", None),
+        ("charge.dispute.updated", "under_review", None),
+        ("charge.dispute.closed", "won", None),
+        ("charge.dispute.funds_reinstated", "won", None),
+    ]
+    assert [e.version for e in told] == [1, 2, 3, 4, 5]
+    assert [e.request_id is None for e in told] == [True, True, False, True, True]  # the evidence: a request
+    for event in told:
+        dispute = _read(event).data.object
+        assert isinstance(dispute, stripe.Dispute) and dispute.id == dp and dispute.status == event.status
+        assert _event_differences(PROFILE.event_object(event)) == []
+    created = told[0].object
+    charge = world.get(created["charge"])
+    assert (created["amount"], created["currency"], charge["disputed"]) == (
+        charge["amount"] - charge["amount_refunded"], charge["currency"], True)
+    assert (created["evidence_details"]["due_by"] + 1) % 86400 == 0 and created["is_charge_refundable"] is False
+    moves = [(t["amount"], t["fee"], t["type"], t["reporting_category"])
+             for t in told[-1].object["balance_transactions"]]
+    assert moves == [(-created["amount"], World.DISPUTE_FEE, "adjustment", "dispute"),
+                     (created["amount"], 0, "adjustment", "dispute_reversal")]
+    updated = _read(told[2]).data
+    assert updated.previous_attributes["status"] == "needs_response"
+    assert updated.object.evidence_details.has_evidence is True
+
+
+def test_a_lost_dispute_is_closed_lost_and_reinstates_nothing() -> None:
+    w = World(SEED)
+    charge = w.get(w.pay(w.event(w.create_customer()).object_id))["latest_charge"]
+    start = len(w.events)
+    w.dispute(charge, won=False)
+    assert [(e.type, e.status) for e in w.events[start:]] == [
+        ("charge.dispute.created", "needs_response"), ("charge.dispute.funds_withdrawn", "needs_response"),
+        ("charge.dispute.updated", "under_review"), ("charge.dispute.closed", "lost")]
+    with pytest.raises(WorldError, match="cannot be disputed"):
+        w.dispute(charge)

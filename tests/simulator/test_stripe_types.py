@@ -97,13 +97,14 @@ def test_send_refuses_an_unmodelled_type_saying_stripe_sends_it() -> None:
     with pytest.raises(UsageError) as caught:
         resolve_event(stripe, "invoice.finalized")
     assert str(caught.value).startswith("--event: Stripe sends 'invoice.finalized', and hookproof does not model it "
-                                        "yet (it sends: charge.failed, charge.refunded, ")
+                                        "yet (it sends: charge.dispute.closed, charge.dispute.created, ")
     with pytest.raises(UsageError, match="the Stripe profile sends no event 'invoice.finalised'"):
         resolve_event(stripe, "invoice.finalised")
     with pytest.raises(UsageError, match=r"sends no event 'invoice\.payed' \(did you mean invoice\.paid, "
-                                         r"invoice\.created or invoice\.payment_failed\? known: charge\.failed, "):
+                                         r"invoice\.created or invoice\.payment_failed\? known: charge\.dispute\.closed, "):
         resolve_event(stripe, "invoice.payed")
     assert resolve_event(stripe, "charge.failed") == "charge.failed"
+    assert resolve_event(stripe, "charge.dispute.created") == "charge.dispute.created"  # optional: sent when asked
 
 
 @pytest.mark.slow
