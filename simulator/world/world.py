@@ -31,6 +31,11 @@ _SESSION_TAIL = 58
 _ALPHABET_SIZE = len(_ALPHABET)
 #: Bits of one draw of a character (`random.Random._randbelow`: the size's bit length).
 _TOKEN_BITS = _ALPHABET_SIZE.bit_length()
+#: Each output's top byte (of a 32-bit output of the generator) as the character whose draw
+#: it is (its top `_TOKEN_BITS` bits index `_ALPHABET`), or 0xFF where that draw is past the
+#: alphabet's end and is drawn again (`World._token`).
+_TOKEN_CHARS = bytes(ord(_ALPHABET[b >> (8 - _TOKEN_BITS)]) if b >> (8 - _TOKEN_BITS) < _ALPHABET_SIZE else 0xFF
+                     for b in range(256))
 
 #: The business name of the world's Stripe account (invoices' ``account_name``).
 ACCOUNT_NAME = "hookproof test account"
@@ -1358,16 +1363,20 @@ class World(RecordReads):
     def _token(self, n: int) -> str:
         """`n` characters of `_ALPHABET`, each drawn exactly as ``self._rng.choice(_ALPHABET)``
         draws it (CPython's `random.Random.choice`: ``getrandbits`` of the alphabet size's bit
-        length, drawn again while past its end), so a seed gives the same ids; with one C call
-        per draw instead of three Python calls, about three times faster (a world draws a few
-        hundred characters per example of `explore`)."""
+        length, the top bits of one 32-bit output, drawn again while past its end), so a seed
+        gives the same ids and leaves the generator in the same state.
+
+        The outputs still needed are drawn in one call (``getrandbits(32 * m)`` is `m` outputs,
+        the first in the lowest 32 bits), each output's top byte mapped to its character or
+        to a rejection (`_TOKEN_CHARS`), the rejected ones drawn again: about two C calls per
+        token instead of one Python step per character (a 24-character id in 6 µs instead of
+        15 here; a world draws a few dozen ids per example of `explore`)."""
         draw = self._rng.getrandbits
-        out: list[str] = []
+        out = b""
         while len(out) < n:
-            r = draw(_TOKEN_BITS)
-            if r < _ALPHABET_SIZE:
-                out.append(_ALPHABET[r])
-        return "".join(out)
+            m = n - len(out)
+            out += draw(32 * m).to_bytes(4 * m, "little")[3::4].translate(_TOKEN_CHARS).replace(b"\xff", b"")
+        return out.decode("ascii")
 
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The endpoint is sent only the types `sends` accepts (world type names). A Checkout
