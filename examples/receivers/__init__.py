@@ -95,6 +95,14 @@ COMPLIANCE_TWINS: dict[str, str] = {
     "shopify_app_compliance_unverified": "shopify",
 }
 
+#: Broken twins of provider receivers tested in the scenarios that walk a shipped order's states
+#: (an endpoint subscribed to ``orders/fulfilled``, its ``fulfillment_status`` declared a state
+#: field; tests/examples/test_shopify_fulfilment.py), not in the full-catalog matrix: the matrix's
+#: configs name no fulfilment topic.
+FULFILMENT_TWINS: dict[str, str] = {
+    "shopify_app_fulfillment_by_arrival": "shopify",
+}
+
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -25,8 +25,9 @@ duplicate key is the shop, the topic and the Event-Id. This receiver:
   checked like every other's: ``report:{data_request.id}`` on ``customers/data_request``,
   ``redact:{customer.id}`` on ``customers/redact``, ``erase:{shop_id}`` on ``shop/redact``), credits a paid order's customer its
   ``total_price`` in cents (a store credit balance, ``credits``: ``"60.42"`` is 6042, read as a
-  `Decimal`), and stores an order's ``financial_status``
-  unless a newer one is stored: a later ``updated_at``, or the same second and a later
+  `Decimal`), and stores an order's ``financial_status`` and ``fulfillment_status`` (null,
+  ``partial``, ``fulfilled``: ``orders/partially_fulfilled`` and ``orders/fulfilled`` carry the
+  order too) unless a newer one is stored: a later ``updated_at``, or the same second and a later
   ``X-Shopify-Triggered-At``;
 - with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
 - answers 200 to every other topic.
@@ -54,6 +55,10 @@ a customer's data (shopify.dev "Privacy law compliance": an invalid HMAC must ge
 guards an order's state with ``stored updated_at <= incoming`` alone, so an older payload of the
 same ``updated_at`` second overwrites a newer one; ``same_second="keep"`` (``>`` alone) drops a
 newer one instead.
+`create_app(fulfillment_by_arrival=True)` is another (``shopify_app_fulfillment_by_arrival``): it
+keeps ``financial_status`` newest-first but writes ``fulfillment_status`` from whichever order
+event arrives last, so an older ``orders/create`` (null) delivered after ``orders/fulfilled``
+leaves a shipped order unfulfilled (``stale``).
 `create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
 ``orders/*`` topic it reads the order through the Admin REST API
 (``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
@@ -93,7 +98,7 @@ CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT D
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS credits (customer_id TEXT PRIMARY KEY, amount INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL,
-                                   triggered_ns INTEGER NOT NULL DEFAULT 0);
+                                   triggered_ns INTEGER NOT NULL DEFAULT 0, fulfillment_status TEXT);
 """
 
 #: How an order's stored state is guarded, by `create_app`'s ``same_second``: the stored row is
@@ -174,7 +179,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                admin: AdminApi | None = None, ack_fetch_failures: bool = False,
                dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
                same_second: str = "triggered_at", claim_compliance: bool = True,
-               verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False) -> FastAPI:
+               verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
+               fulfillment_by_arrival: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
     guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
@@ -234,12 +240,15 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                            (str(body["customer"]["id"]), _cents(body["total_price"])))
             if topic.startswith("orders/"):
                 updated = int(datetime.fromisoformat(order["updated_at"]).timestamp())
-                db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns) VALUES (?, ?, ?, ?) "
-                           "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
-                           "updated_ts = excluded.updated_ts, triggered_ns = excluded.triggered_ns "
-                           f"WHERE {guard}",
+                db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns, fulfillment_status) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
+                           "updated_ts = excluded.updated_ts, triggered_ns = excluded.triggered_ns, "
+                           f"fulfillment_status = excluded.fulfillment_status WHERE {guard}",
                            (str(order["id"]), order["financial_status"], updated,
-                            triggered_ns(headers.get("x-shopify-triggered-at"))))
+                            triggered_ns(headers.get("x-shopify-triggered-at")), order.get("fulfillment_status")))
+                if fulfillment_by_arrival:  # the broken twin: the last to arrive, whatever its age
+                    db.execute("UPDATE orders SET fulfillment_status = ? WHERE object_id = ?",
+                               (order.get("fulfillment_status"), str(order["id"])))
         return JSONResponse({"ok": True})
 
     return app
@@ -247,7 +256,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
          dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at",
-         claim_compliance: bool = True, verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False) -> None:
+         claim_compliance: bool = True, verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
+         fulfillment_by_arrival: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -257,7 +267,8 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
                      dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
                      same_second=same_second, claim_compliance=claim_compliance,
-                     verify_compliance=verify_compliance, dedupe_by_event_id_alone=dedupe_by_event_id_alone))
+                     verify_compliance=verify_compliance, dedupe_by_event_id_alone=dedupe_by_event_id_alone,
+                     fulfillment_by_arrival=fulfillment_by_arrival))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from hookproof.simulator.world.shopify import (
     SHOPIFY_COMPLIANCE_TOPICS,
     SHOPIFY_EVENT_ID,
     SHOPIFY_EVENT_TYPES,
+    SHOPIFY_FULFILMENT_TOPICS,
     shop_domain,
 )
 from hookproof.simulator.world.shopify_shapes import SHOP_TZ
@@ -136,13 +137,16 @@ class ShopifyProfile(Profile):
                     "the same X-Shopify-Event-Id")
     world = "shopify"
     #: shopify.dev "Privacy law compliance": the mandatory compliance topics are subscribed to apart
-    #: (the app's compliance webhook URLs), so they are sent to an endpoint that names them alone.
-    optional_types = SHOPIFY_COMPLIANCE_TOPICS
-    optional_noun = "Shopify compliance topic"
+    #: (the app's compliance webhook URLs), so they are sent to an endpoint that names them alone;
+    #: so are the fulfilment topics (``orders/fulfilled``, ``orders/partially_fulfilled``), which
+    #: only an app keeping its orders' shipping subscribes to: an endpoint naming neither is told
+    #: the stories it always was, without fulfilments.
+    optional_types = SHOPIFY_COMPLIANCE_TOPICS + SHOPIFY_FULFILMENT_TOPICS
+    optional_noun = "optional Shopify topic"
 
     def event_types(self) -> Mapping[str, str]:
-        """Every topic the Shopify world emits, mapped to itself (Shopify's own names): the
-        compliance topics only those the endpoint is subscribed to (`subscribed`)."""
+        """Every topic the Shopify world emits, mapped to itself (Shopify's own names): of the
+        compliance and fulfilment topics, only those the endpoint is subscribed to (`subscribed`)."""
         return {t: t for t in SHOPIFY_EVENT_TYPES + self.subscribed}
 
     def replayed(self, event: Event, replay: int) -> Event:
@@ -201,7 +205,7 @@ class ShopifyProfile(Profile):
         """The delivery of `event`. Raises ProfileError for a billing-world event."""
         if "/" not in event.type:
             raise ProfileError(f"Shopify sends no {event.type!r} webhook: the shopify profile renders the Shopify "
-                               f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS)})",
+                               f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES + self.optional_types)})",
                                field="event")
         topic = event.type
         event_id = self.event_id(event)

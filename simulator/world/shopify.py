@@ -2,7 +2,8 @@
 
 `ShopifyWorld(seed)` emits the webhook topics Shopify sends an app (shopify.dev/docs/api/webhooks,
 2024-10: ``customers/create``, ``customers/update``, ``orders/create``, ``orders/paid``,
-``orders/updated``, ``orders/cancelled``, ``refunds/create``, ``app/uninstalled``), each
+``orders/updated``, ``orders/cancelled``, ``refunds/create``, ``app/uninstalled``; the fulfilment
+topics ``orders/fulfilled`` and ``orders/partially_fulfilled`` to an endpoint subscribed to them), each
 with the REST resource as it is after the change (`simulator.world.shopify_shapes`). Ids
 are Shopify's: JSON integers (12 digits for orders, customers and refunds, 13 for
 transactions, 14 for line items: exact in JavaScript, with room for a storm's renamed
@@ -17,16 +18,28 @@ Stories follow Shopify's order flow (help.shopify.com, "Order status"; shopify.d
 (``refunds/create``) and changes its order (``orders/updated``: ``partially_refunded``,
 then ``refunded``); cancelling a paid order refunds what is left and sets ``cancelled_at``
 (``orders/updated``, then ``orders/cancelled``: ``refunded``), cancelling an unpaid one voids it
-(``voided``); a first checkout creates its customer (``customers/create``).
+(``voided``); a first checkout creates its customer (``customers/create``). The merchant fulfils a
+paid order (`fulfil`: a manual shipment, Shopify's Fulfillment resource): its lines'
+``fulfillment_status`` become ``fulfilled`` and their ``fulfillable_quantity`` 0, the order's
+``fulfillments`` lists the shipment (``#1001.1``, ``#1001.2``…) and its ``fulfillment_status`` becomes
+``partial`` while a line is left to ship, ``fulfilled`` once none is; each shipment changes the order
+(``orders/updated``) and is told by its topic (``orders/partially_fulfilled`` or ``orders/fulfilled``:
+shopify.dev, Admin GraphQL ``WebhookSubscriptionTopic``, "Occurs whenever an order is partially
+fulfilled" / "is fulfilled"), one merchant action. A fulfilled order is not cancelled (Shopify's
+admin offers no cancellation until its fulfilments are cancelled: WorldError).
 
 State: an order's ``financial_status`` (`Event.status`), which only moves forward
-(`ORDER_TRANSITIONS`); ``updated_at`` orders an order's versions (whole seconds, each change a
+(`ORDER_TRANSITIONS`), and its ``fulfillment_status`` (null, ``partial``, ``fulfilled``: never back),
+a field a team declares (``[observer.state_fields] order = { fulfillment_status = "fulfillment_status" }``);
+``updated_at`` orders an order's versions (whole seconds, each change a
 second after the last at least, except inside `same_second`: several changes of one order in one
 ``updated_at`` second, told apart only by their ``X-Shopify-Triggered-At``). An event's own time
 (`Event.created_us`, ``X-Shopify-Triggered-At``) follows its change within the change's
 ``updated_at`` second, so two events share an ``updated_at`` second exactly when their
 triggers fall in one second. Business keys (what a shop app does once): ``welcome:{customer id}`` per new
-customer (a welcome e-mail), ``fulfil:{order id}`` per paid order, ``refund:{refund id}``
+customer (a welcome e-mail), ``fulfil:{order id}`` per paid order (the app's own fulfilment of it,
+owed on ``orders/paid``; the fulfilment topics that follow tell its outcome, a state, and owe no
+key: a team that e-mails on shipping keys ``orders/fulfilled`` itself), ``refund:{refund id}``
 per refund (its amount in cents, `Event.amount`), ``restock:{order id}`` per cancelled
 order, ``purge:{shop id}`` when the app is uninstalled (the shop's data erased). ``Event.account`` is the shop
 (its ``<name>.myshopify.com`` is `shop_domain`); Shopify sends no test/live flag (an
@@ -39,7 +52,9 @@ asks the merchant for their data: one report per ``data_request.id``, ``report:{
 customer) and ``shop/redact`` (48 hours after the uninstall, `SHOP_REDACT_DELAY_S`: the shop's
 data erased, ``erase:{shop id}``). Their bodies are Shopify's small payloads, not REST
 resources (`shopify_shapes.customers_data_request`…). The stories tell them only to an endpoint
-subscribed to them (`sent_only`): an endpoint that is not sees the stories it always saw.
+subscribed to them (`sent_only`): an endpoint that is not sees the stories it always saw. Likewise
+the fulfilment topics (`SHOPIFY_FULFILMENT_TOPICS`): only an endpoint subscribed to one is told
+stories with fulfilments (`lifecycle`, `effect_story`, `state_story`).
 """
 
 from __future__ import annotations
@@ -72,6 +87,11 @@ SHOPIFY_EVENT_ID = "shopify_event_id"
 #: The mandatory compliance topics (shopify.dev "Privacy law compliance"), in the order the
 #: stories tell them. Sent only to an endpoint subscribed to them by name (`sent_only`).
 SHOPIFY_COMPLIANCE_TOPICS: tuple[str, ...] = ("customers/data_request", "customers/redact", "shop/redact")
+
+#: The fulfilment topics (shopify.dev, Admin GraphQL ``WebhookSubscriptionTopic``: ``ORDERS_FULFILLED``,
+#: ``ORDERS_PARTIALLY_FULFILLED``). Told only to an endpoint subscribed to one by name (`sent_only`):
+#: an endpoint that is not sees the stories it always saw, without fulfilments.
+SHOPIFY_FULFILMENT_TOPICS: tuple[str, ...] = ("orders/fulfilled", "orders/partially_fulfilled")
 
 #: How long after the app's uninstall Shopify sends ``shop/redact`` (shopify.dev "Privacy law
 #: compliance": "48 hours after a store owner uninstalls your app"), in seconds.
@@ -146,6 +166,7 @@ class ShopifyWorld(RecordWorld):
         self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
         self._second: int | None = None  # inside `same_second`: the changes made in the block so far
         self._compliance: frozenset[str] = frozenset()  # the compliance topics the endpoint is sent (`sent_only`)
+        self._fulfilment: frozenset[str] = frozenset()  # the fulfilment topics the endpoint is sent (`sent_only`)
         self._redacted: set[str] = set()  # customers whose data the merchant had erased (`redact_customer`)
         self.shop_redacted = False  # ``shop/redact`` was sent (`redact_shop`)
         self._action: list[str] | None = None  # inside `merchant_action`: its events' topics so far
@@ -169,9 +190,11 @@ class ShopifyWorld(RecordWorld):
             self._action, self._action_id = None, None
 
     def sent_only(self, sends: Callable[[str], bool]) -> None:
-        """The stories tell the compliance topics `sends` accepts (`SHOPIFY_COMPLIANCE_TOPICS`):
-        an endpoint subscribed to none of them is told the stories it always was."""
+        """The stories tell the compliance topics `sends` accepts (`SHOPIFY_COMPLIANCE_TOPICS`), and
+        fulfil orders when it accepts a fulfilment topic (`SHOPIFY_FULFILMENT_TOPICS`): an endpoint
+        subscribed to none of them is told the stories it always was."""
         self._compliance = frozenset(t for t in SHOPIFY_COMPLIANCE_TOPICS if sends(t))
+        self._fulfilment = frozenset(t for t in SHOPIFY_FULFILMENT_TOPICS if sends(t))
 
     @contextmanager
     def same_second(self) -> Iterator[None]:
@@ -292,6 +315,43 @@ class ShopifyWorld(RecordWorld):
         self._transition(order, o["financial_status"], {"note": note})
         self._emit("orders/updated", order)
 
+    def fulfil(self, order: str, lines: list[int] | None = None) -> str:
+        """The merchant ships lines of a paid, uncancelled order (default: every line left to ship; a
+        line refunded is not): a manual fulfilment (Shopify's Fulfillment resource, kept as a
+        ``fulfillment`` object) of one UPS parcel. The lines become ``fulfillment_status``
+        ``fulfilled`` with ``fulfillable_quantity`` 0, the order lists the shipment in its
+        ``fulfillments`` and its ``fulfillment_status`` becomes ``partial`` (a line left to ship)
+        or ``fulfilled``; emits ``orders/updated``, then ``orders/partially_fulfilled`` or
+        ``orders/fulfilled`` (one merchant action). Returns the fulfilment's id. WorldError for an
+        unpaid or cancelled order, or lines not left to ship."""
+        with self.merchant_action():
+            o = self._typed(order, "order")
+            if o["financial_status"] not in ("paid", "partially_refunded") or o["cancelled_at"] is not None:
+                why = "cancelled" if o["cancelled_at"] is not None else o["financial_status"]
+                raise WorldError(f"order {order} is {why}: nothing to fulfil", object_id=order)
+            left = [i for i, li in enumerate(o["line_items"]) if li["fulfillable_quantity"] > 0]
+            chosen = left if lines is None else lines
+            if not chosen or any(i not in left for i in chosen):
+                raise WorldError(f"order {order}: lines {chosen} are not left to ship (left: {left})", object_id=order)
+            at = ss.shop_time(self._tick())
+            fid = self.new_id(13)
+            items = [dict(li) for li in o["line_items"]]
+            for i in chosen:
+                items[i] = {**items[i], "fulfillable_quantity": 0, "fulfillment_status": "fulfilled"}
+            shipped = [items[i] for i in chosen]
+            number = "1Z" + "".join(self._rng.choice("0123456789ABCDEFGHJKLMNPRSTUVWXYZ") for _ in range(16))
+            full = ss.fulfillment(fid, order_id=int(order), name=f"{o['name']}.{len(o['fulfillments']) + 1}", at=at,
+                                  location_id=self.location_id, lines=shipped,
+                                  line_ids=[self.new_id(13) for _ in chosen], tracking_number=number)
+            self._create(str(fid), "fulfillment", full)
+            status = "partial" if len(chosen) < len(left) else "fulfilled"
+            self._transition(order, o["financial_status"], {
+                "line_items": items, "fulfillment_status": status,
+                "fulfillments": [*o["fulfillments"], ss.order_fulfillment(full, shipped)]}, tick=False, at=at)
+            self._emit("orders/updated", order)
+            self._emit("orders/fulfilled" if status == "fulfilled" else "orders/partially_fulfilled", order)
+            return str(fid)
+
     def refund(self, order: str, lines: list[int] | None = None, *, note: str = "Returned by the customer") -> str:
         """Refund whole lines of a paid order (default: its first line still not refunded):
         emits ``refunds/create``, then ``orders/updated``. Returns the refund id."""
@@ -309,6 +369,9 @@ class ShopifyWorld(RecordWorld):
             status = o["financial_status"]
             if o["cancelled_at"] is not None:
                 raise WorldError(f"order {order} is cancelled already", object_id=order)
+            if o["fulfillments"]:
+                raise WorldError(f"order {order} is {o['fulfillment_status']}: Shopify cancels no order with "
+                                 "fulfilments (they are cancelled first)", object_id=order)
             if status in ("paid", "partially_refunded"):
                 left = [i for i, li in enumerate(o["line_items"]) if li["current_quantity"] > 0]
                 self.refund(order, left, note="Order cancelled")
@@ -371,6 +434,15 @@ class ShopifyWorld(RecordWorld):
         self._emit("shop/redact", str(redaction), key=f"erase:{self.shop_id}")
         return str(redaction)
 
+    def _shipped_order(self, customer: str) -> str:
+        """`customer` checks out two products by card, shipped one parcel each: ``orders/create``,
+        ``orders/paid``, then ``orders/updated`` with ``orders/partially_fulfilled``, then with
+        ``orders/fulfilled``. Returns the order id."""
+        order = self.place_order(customer)
+        self.fulfil(order, [0])
+        self.fulfil(order)
+        return order
+
     def _orders_of(self, customer: str) -> list[int]:
         """The ids of `customer`'s orders, oldest first."""
         return [int(o) for o in self.objects("order") if self.get(o)["customer"]["id"] == int(customer)]
@@ -394,8 +466,10 @@ class ShopifyWorld(RecordWorld):
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
         """A shop's week in brief: every topic, in a legal order (``app/uninstalled`` the
-        first time only: the app is uninstalled once); the compliance topics the endpoint is sent
-        (`sent_only`) about its customer before the uninstall, ``shop/redact`` 48 hours after it."""
+        first time only: the app is uninstalled once); to an endpoint sent a fulfilment topic
+        (`sent_only`), the customer's second order shipped in two parcels (`_shipped_order`); the
+        compliance topics the endpoint is sent about its customer before the uninstall,
+        ``shop/redact`` 48 hours after it."""
         start = len(self.events)
         cid = self.create_customer()
         self.tag_customer(cid)
@@ -404,6 +478,8 @@ class ShopifyWorld(RecordWorld):
         self.add_note(order)
         self.refund(order)
         self.cancel(order)
+        if self._fulfilment:
+            self._shipped_order(cid)
         self._compliance_requests(cid)
         self._uninstall_story()
         return self.events[start:]
@@ -413,24 +489,36 @@ class ShopifyWorld(RecordWorld):
         cancellation (with the refund of what was left), the compliance requests the endpoint is
         sent (`sent_only`: the buyer's data asked for, then erased), the app uninstalled (the first
         time only: told again, the story has no uninstall) and, when sent, ``shop/redact`` 48 hours
-        later. The story's every event, effectful or not: the catalog sends those the receiver's
-        keys make effectful."""
+        later; to an endpoint sent a fulfilment topic, the buyer's second order shipped in two
+        parcels (`_shipped_order`: its topics owe no key of the world's, a team's own may). The
+        story's every event, effectful or not: the catalog sends those the receiver's keys make
+        effectful."""
         start = len(self.events)
         order = self.place_order()
         self.refund(order)
         self.cancel(order)
+        if self._fulfilment:
+            self._shipped_order(str(self.get(order)["customer"]["id"]))
         self._compliance_requests(str(self.get(order)["customer"]["id"]))
         self._uninstall_story()
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
-        """An order's life: created pending, paid, noted, partly refunded, cancelled."""
+        """An order's life: created pending, paid, noted, partly refunded, cancelled. To an endpoint
+        sent a fulfilment topic (`sent_only`), a shipped order's instead (a fulfilled order is not
+        cancelled): created pending, paid, noted, its first line shipped (``partial``), the rest
+        shipped (``fulfilled``), then one line returned and refunded (``partially_refunded``)."""
         start = len(self.events)
         order = self.place_order(paid=False)
         self.mark_paid(order)
         self.add_note(order)
-        self.refund(order)
-        self.cancel(order)
+        if self._fulfilment:
+            self.fulfil(order, [0])
+            self.fulfil(order)
+            self.refund(order)
+        else:
+            self.refund(order)
+            self.cancel(order)
         return [e for e in self.events[start:] if e.object_id == order]
 
     def distinct_story(self) -> list[Event]:
@@ -469,7 +557,7 @@ class ShopifyWorld(RecordWorld):
         o = self._typed(order, "order")
         status = o["financial_status"]
         open_lines = [li for li in o["line_items"] if li["current_quantity"] > 0]
-        if o["cancelled_at"] is not None or not (
+        if o["cancelled_at"] is not None or o["fulfillments"] or not (
                 status == "pending" or (status in ("paid", "partially_refunded") and len(open_lines) >= 2)):
             raise WorldError(f"order {order} is {status} with {len(open_lines)} open line(s): no second change "
                              "before its cancellation", object_id=order)
@@ -583,6 +671,8 @@ SHOPIFY_SCRIPTS: Mapping[str, Callable[[ShopifyWorld], object]] = {
     "orders/updated": lambda w: w.add_note(w.place_order()),
     "orders/cancelled": lambda w: w.cancel(w.place_order()),
     "refunds/create": lambda w: w.refund(w.place_order()),
+    "orders/fulfilled": lambda w: w.fulfil(w.place_order()),
+    "orders/partially_fulfilled": lambda w: w.fulfil(w.place_order(), [0]),
     "customers/create": lambda w: w.create_customer(),
     "customers/update": lambda w: w.tag_customer(w.create_customer()),
     "app/uninstalled": lambda w: w.uninstall(),
@@ -599,7 +689,8 @@ def shopify_events_of_type(world: ShopifyWorld, event_type: str, count: int = 1)
     """
     script = SHOPIFY_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"Shopify sends no topic {event_type!r} here (known: {', '.join(SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS)})")
+        known = SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS + SHOPIFY_FULFILMENT_TOPICS
+        raise WorldError(f"Shopify sends no topic {event_type!r} here (known: {', '.join(known)})")
     start = len(world.events)
     for _ in range(count):
         script(world)

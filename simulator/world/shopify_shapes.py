@@ -1,9 +1,9 @@
 """Shopify Admin REST resources in Shopify's own shapes: orders, refunds, customers, the shop.
 
 Field for field like the Admin REST API at version 2024-10 (shopify.dev/docs/api/admin-rest/2024-10:
-"Order", "Refund", "Customer", "Shop" resources), whose ``GET`` answers Shopify's own
+"Order", "Refund", "Customer", "Shop", "Fulfillment" resources), whose ``GET`` answers Shopify's own
 ``@shopify/shopify-api`` tests replay (Shopify/shopify-app-js,
-``packages/apps/shopify-api/rest/admin/__tests__/2024-10/{order,refund,customer,shop}.test.ts``;
+``packages/apps/shopify-api/rest/admin/__tests__/2024-10/{order,refund,customer,shop,fulfillment}.test.ts``;
 copies in ``tests/fixtures/shopify/``). A webhook's body is that same resource
 (shopify.dev/docs/apps/build/webhooks: "the payload is the REST resource of the topic").
 
@@ -186,7 +186,8 @@ def totals(lines: list[dict[str, Any]]) -> dict[str, Any]:
 
 def order(ids: OrderIds, *, shop_domain: str, shop_id: int, buyer: Person, cust: dict[str, Any],
           lines: list[dict[str, Any]], shipping_line_id: int, created: str, test: bool) -> dict[str, Any]:
-    """A new order (``pending``: not yet paid); the world changes it as it is paid, refunded, cancelled."""
+    """A new order (``pending``: not yet paid); the world changes it as it is paid, fulfilled, refunded,
+    cancelled."""
     t = totals(lines)
     order_tax = [{"price": money(t["tax"]), "rate": TAX_RATE, "title": "State Tax", "price_set": money_set(t["tax"]),
                   "channel_liable": False}]
@@ -279,6 +280,39 @@ def order_refund(full: dict[str, Any]) -> dict[str, Any]:
     out["transactions"] = [{k: v for k, v in t.items() if k not in ("total_unsettled_set", "manual_payment_gateway")}
                            for t in full["transactions"]]
     return out
+
+
+#: The carrier of the world's fulfilments and its tracking page (Shopify's example fulfilment,
+#: ``fulfillment.test.ts`` test_7: ``"tracking_company": "UPS"``, this URL with the number).
+CARRIER = "UPS"
+TRACKING_URL = "https://www.ups.com/WebTracking?loc=en_US&requester=ST&trackNums={number}"
+
+
+def fulfillment(fulfillment_id: int, *, order_id: int, name: str, at: str, location_id: int,
+                lines: list[dict[str, Any]], line_ids: list[int], tracking_number: str) -> dict[str, Any]:
+    """The Fulfillment resource (``GET orders/{order_id}/fulfillments/{id}.json``): a manual
+    shipment (``service`` ``manual``, ``status`` ``success``) of `lines` (the order's line items as
+    fulfilled: ``fulfillable_quantity`` 0, ``fulfillment_status`` ``fulfilled``), each with its
+    ``fulfillment_line_item_id`` from `line_ids`; `name` is the order's name and the fulfilment's
+    number (``#1001.1``); one UPS tracking number. Shopify's example: ``fulfillment.test.ts`` test_2."""
+    url = TRACKING_URL.format(number=tracking_number)
+    items = [{**{k: v for k, v in li.items() if k != "current_quantity"}, "fulfillment_line_item_id": line_id}
+             for li, line_id in zip(lines, line_ids)]
+    return {"id": fulfillment_id, "order_id": order_id, "status": "success", "created_at": at, "service": "manual",
+            "updated_at": at, "tracking_company": CARRIER, "shipment_status": None, "location_id": location_id,
+            "origin_address": {}, "line_items": items, "tracking_number": tracking_number,
+            "tracking_numbers": [tracking_number], "tracking_url": url, "tracking_urls": [url], "receipt": {},
+            "name": name, "admin_graphql_api_id": gid("Fulfillment", fulfillment_id)}
+
+
+def order_fulfillment(full: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """A fulfilment as an order's ``fulfillments`` lists it (Shopify's example order,
+    ``order.test.ts``): the resource's fields, its line items the order's own (with their
+    ``current_quantity``, without ``fulfillment_line_item_id``)."""
+    keys = ("id", "admin_graphql_api_id", "created_at", "location_id", "name", "order_id", "origin_address",
+            "receipt", "service", "shipment_status", "status", "tracking_company", "tracking_number",
+            "tracking_numbers", "tracking_url", "tracking_urls", "updated_at")
+    return {**{k: full[k] for k in keys}, "line_items": [dict(li) for li in lines]}
 
 
 def shop(shop_id: int, *, name: str, domain: str, owner: str, email: str, created: str, updated: str,

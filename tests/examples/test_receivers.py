@@ -24,6 +24,7 @@ from examples.receivers import (
     COMPLIANCE_TWINS,
     CORRECT,
     FETCH,
+    FULFILMENT_TWINS,
     PROVIDER_RECEIVERS,
     RECEIVERS,
     SCENARIO_TWINS,
@@ -454,7 +455,8 @@ def test_business_keys_match_the_worlds_contract() -> None:
 
 def test_registry_lists_every_module() -> None:
     modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem not in ("__init__", "pool")}
-    assert modules == set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS) | set(COMPLIANCE_TWINS)
+    assert modules == (set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS) | set(COMPLIANCE_TWINS)
+                       | set(FULFILMENT_TWINS))
     assert len(CORRECT) == 7 and len(BROKEN) == 30
     frameworks = {}
     for name in RECEIVERS:

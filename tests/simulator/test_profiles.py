@@ -588,8 +588,9 @@ def test_every_profile_checks_its_subscribed_types_against_its_optional_types_al
                        ) as info:
         stripe_cls(["invoice.payment_succeeded", "invoice.finalized"])
     assert info.value.field == "subscribed"
-    with pytest.raises(ProfileError, match=r"^'a/b' is no Shopify compliance topic \(they are: "
-                                           r"customers/data_request, customers/redact, shop/redact\)$"):
+    with pytest.raises(ProfileError, match=r"^'a/b' is no optional Shopify topic \(they are: "
+                                           r"customers/data_request, customers/redact, shop/redact, "
+                                           r"orders/fulfilled, orders/partially_fulfilled\)$"):
         shopify_cls(["orders/paid", "a/b"])
     assert github_cls(["check_run.completed", "check_suite.requested"]).subscribed == (
         "check_suite.requested", "check_run.completed")

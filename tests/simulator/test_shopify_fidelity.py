@@ -36,6 +36,7 @@ from hookproof.simulator.world.shopify import (
     SHOP_REDACT_DELAY_S,
     SHOPIFY_COMPLIANCE_TOPICS,
     SHOPIFY_EVENT_TYPES,
+    SHOPIFY_FULFILMENT_TOPICS,
     ShopifyWorld,
 )
 from tests.simulator.stripe_oracle import _json_type  # one JSON-type naming for every oracle
@@ -44,7 +45,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shopify"
 
 #: topic -> the resource its body is (the fixture's name).
 RESOURCE = {"orders/create": "order", "orders/paid": "order", "orders/updated": "order",
-            "orders/cancelled": "order", "refunds/create": "refund", "customers/create": "customer",
+            "orders/cancelled": "order", "orders/fulfilled": "order", "orders/partially_fulfilled": "order",
+            "refunds/create": "refund", "customers/create": "customer",
             "customers/update": "customer", "app/uninstalled": "shop",
             "customers/data_request": "customers_data_request", "customers/redact": "customers_redact",
             "shop/redact": "shop_redact"}
@@ -61,7 +63,8 @@ NULLABLE: Mapping[str, str] = {
     "source_identifier": "likewise, only for orders with a source reference",
 }
 
-#: Lists that stay empty in every story, so nothing in them is compared: (resource, path).
+#: Lists that stay empty in every story, so nothing in them is compared: (resource, path). An order's
+#: ``fulfillments`` stay empty unless the endpoint is sent a fulfilment topic (compared below).
 UNEXERCISED: tuple[tuple[str, str], ...] = (
     ("order", "fulfillments"), ("order", "discount_codes"), ("order", "discount_applications"),
     ("order", "note_attributes"),
@@ -414,7 +417,7 @@ def test_the_stories_the_catalog_tells_over_a_shop() -> None:
 def compliance_lifecycle(seed: int = 7) -> tuple[ShopifyWorld, list[tuple[str, dict[str, Any], Mapping[str, str]]]]:
     """A lifecycle told to an endpoint subscribed to every compliance topic, rendered."""
     world = ShopifyWorld(seed)
-    world.sent_only(lambda topic: True)
+    world.sent_only(lambda topic: topic in SHOPIFY_COMPLIANCE_TOPICS)
     profile = get_profile("shopify", subscribed=SHOPIFY_COMPLIANCE_TOPICS)
     rendered = []
     for event in world.lifecycle():
@@ -504,7 +507,7 @@ def test_the_effect_story_tells_only_the_compliance_topics_the_endpoint_is_sent(
 
 def test_the_profile_sends_the_compliance_topics_only_to_a_subscribed_endpoint() -> None:
     assert not set(get_profile("shopify").event_types()) & set(SHOPIFY_COMPLIANCE_TOPICS)
-    assert get_profile("shopify").optional_types == SHOPIFY_COMPLIANCE_TOPICS
+    assert get_profile("shopify").optional_types == SHOPIFY_COMPLIANCE_TOPICS + SHOPIFY_FULFILMENT_TOPICS
     subscribed = get_profile("shopify", subscribed=["shop/redact", "customers/redact"])
     assert list(subscribed.event_types())[-2:] == ["customers/redact", "shop/redact"]
     with pytest.raises(ProfileError, match="no optional type 'orders/paid'"):
@@ -556,3 +559,148 @@ def test_the_unknown_topic_draws_nothing_from_the_worlds_random_state() -> None:
     plain._tick()  # the unknown event's clock step and X-Shopify-Event-Id, nothing more
     plain._uuid()
     assert [(e.id, e.object) for e in told.effect_story()] == [(e.id, e.object) for e in plain.effect_story()]
+
+
+# ---- fulfilment: orders/partially_fulfilled, orders/fulfilled ----------------------------------
+
+def fulfilment_lifecycle(seed: int = 7) -> tuple[ShopifyWorld, list[tuple[str, dict[str, Any], Mapping[str, str]]]]:
+    """A lifecycle told to an endpoint subscribed to both fulfilment topics, rendered."""
+    world = ShopifyWorld(seed)
+    world.sent_only(lambda topic: topic in SHOPIFY_FULFILMENT_TOPICS)
+    profile = get_profile("shopify", subscribed=SHOPIFY_FULFILMENT_TOPICS)
+    rendered = []
+    for event in world.lifecycle():
+        envelope = profile.envelope(event)
+        rendered.append((envelope.type, json.loads(envelope.body), envelope.headers))
+    return world, rendered
+
+
+def shipped_order_example() -> dict[str, Any]:
+    """Shopify's example order, its fulfilment's ``receipt`` that of a manual shipment: the
+    example order lists a failed fulfilment whose receipt is a payment gateway's
+    (``{"testcase": true, "authorization": "123456"}``); a successful manual one's is ``{}``
+    (``fulfillment.test.ts`` test_2, test_6, test_7)."""
+    order = fixture("order")
+    assert fixture("fulfillment")["receipt"] == {}
+    return {**order, "fulfillments": [{**f, "receipt": {}} for f in order["fulfillments"]]}
+
+
+def test_the_fulfilment_topics_carry_the_order_with_its_fulfilments_in_shopifys_shape() -> None:
+    world, rendered = fulfilment_lifecycle()
+    topics = [topic for topic, _, _ in rendered]
+    assert set(topics) == set(SHOPIFY_EVENT_TYPES) | set(SHOPIFY_FULFILMENT_TOPICS)
+    assert topics[-7:] == ["orders/create", "orders/paid", "orders/updated", "orders/partially_fulfilled",
+                           "orders/updated", "orders/fulfilled", "app/uninstalled"]
+    problems = []
+    for topic, body, _ in rendered:
+        example = shipped_order_example() if RESOURCE[topic] == "order" else fixture(RESOURCE[topic])
+        problems += [f"{topic}: {p}" for p in compare(body, example, RESOURCE[topic])]
+    assert problems == []
+    shipped = [body for topic, body, _ in rendered if topic in SHOPIFY_FULFILMENT_TOPICS]
+    assert [len(b["fulfillments"]) for b in shipped] == [1, 2]  # compared item by item above, not only the shape
+    for fulfillment in world.objects("fulfillment"):  # the Fulfillment resource itself
+        assert compare(world.get(fulfillment), fixture("fulfillment"), "fulfillment") == []
+
+
+def test_a_shipment_moves_the_orders_and_its_lines_fulfilment_state_and_its_updated_at() -> None:
+    world, rendered = fulfilment_lifecycle()
+    order = [(topic, body) for topic, body, _ in rendered if topic.startswith("orders/")][-5:]
+    assert [(t, b["financial_status"], b["fulfillment_status"]) for t, b in order] == [
+        ("orders/paid", "paid", None), ("orders/updated", "paid", "partial"),
+        ("orders/partially_fulfilled", "paid", "partial"), ("orders/updated", "paid", "fulfilled"),
+        ("orders/fulfilled", "paid", "fulfilled")]
+    assert [[(li["fulfillment_status"], li["fulfillable_quantity"]) for li in b["line_items"]] for _, b in order] == [
+        [(None, 1), (None, 1)], [("fulfilled", 0), (None, 1)], [("fulfilled", 0), (None, 1)],
+        [("fulfilled", 0), ("fulfilled", 0)], [("fulfilled", 0), ("fulfilled", 0)]]
+    paid, partial_update, partial, full_update, full = (b for _, b in order)
+    assert partial == partial_update and full == full_update  # one change: the update and its topic
+    assert paid["updated_at"] < partial["updated_at"] < full["updated_at"]
+    first, second = full["fulfillments"]
+    assert (first["name"], second["name"]) == (f"{paid['name']}.1", f"{paid['name']}.2")
+    assert [li["id"] for li in first["line_items"]] == [paid["line_items"][0]["id"]]
+    assert [li["id"] for li in second["line_items"]] == [paid["line_items"][1]["id"]]
+    for shipment in (first, second):
+        assert (shipment["status"], shipment["service"], shipment["order_id"]) == ("success", "manual", paid["id"])
+        assert shipment["updated_at"] == shipment["created_at"]
+        assert shipment["admin_graphql_api_id"] == f"gid://shopify/Fulfillment/{shipment['id']}"
+        assert shipment["location_id"] == world.location_id
+        assert re.fullmatch(r"1Z[0-9A-Z]{16}", shipment["tracking_number"])
+        assert shipment["tracking_numbers"] == [shipment["tracking_number"]]
+        assert shipment["tracking_urls"] == [shipment["tracking_url"]] and shipment["tracking_url"].endswith(
+            shipment["tracking_number"])
+        full_resource = world.get(str(shipment["id"]))
+        assert [li["fulfillment_line_item_id"] for li in full_resource["line_items"]] != []
+        assert {k: v for k, v in full_resource.items() if k != "line_items"} == {
+            k: v for k, v in shipment.items() if k != "line_items"}
+
+
+def test_a_shipment_is_one_merchant_action_and_owes_no_key() -> None:
+    world = ShopifyWorld(7)
+    order = world.place_order()
+    start = len(world.events)
+    world.fulfil(order)
+    shipped = world.events[start:]
+    assert [(e.type, e.status, e.business_key) for e in shipped] == [
+        ("orders/updated", "paid", None), ("orders/fulfilled", "paid", None)]
+    assert len({h[1] for h in _headers(shipped)}) == 1
+
+
+def test_what_shopify_does_not_do_with_a_fulfilment_is_refused() -> None:
+    world = ShopifyWorld(7)
+    pending = world.place_order(paid=False)
+    with pytest.raises(WorldError, match=f"order {pending} is pending: nothing to fulfil"):
+        world.fulfil(pending)
+    order = world.place_order()
+    world.fulfil(order, [1])
+    with pytest.raises(WorldError, match=r"lines \[1\] are not left to ship \(left: \[0\]\)"):
+        world.fulfil(order, [1])
+    with pytest.raises(WorldError, match="is partial: Shopify cancels no order with fulfilments"):
+        world.cancel(order)
+    with pytest.raises(WorldError):
+        world.quick_cancel(order)
+    cancelled = world.place_order()
+    world.cancel(cancelled)
+    with pytest.raises(WorldError, match="is cancelled: nothing to fulfil"):
+        world.fulfil(cancelled)
+
+
+def test_the_state_story_of_an_endpoint_sent_a_fulfilment_topic_ships_its_order() -> None:
+    world = ShopifyWorld(5)
+    world.sent_only(lambda topic: topic == "orders/fulfilled")
+    story = world.state_story()
+    assert [(e.type, e.status, e.object["fulfillment_status"]) for e in story] == [
+        ("orders/create", "pending", None), ("orders/paid", "paid", None), ("orders/updated", "paid", None),
+        ("orders/updated", "paid", "partial"), ("orders/partially_fulfilled", "paid", "partial"),
+        ("orders/updated", "paid", "fulfilled"), ("orders/fulfilled", "paid", "fulfilled"),
+        ("orders/updated", "partially_refunded", "fulfilled")]
+    stamps = [e.object["updated_at"] for e in story]
+    assert stamps == sorted(stamps)
+
+
+def test_every_fulfilment_topic_can_be_emitted_alone() -> None:
+    for topic in SHOPIFY_FULFILMENT_TOPICS:
+        events = emit_events(new_world("shopify", 11), topic)
+        assert [e.type for e in events] == [topic]
+
+
+def test_api_serves_a_shipped_orders_fulfilment_state_as_of_the_deliveries() -> None:
+    """``GET orders/{id}.json`` answers the order as the deliveries so far left it: null before its
+    first shipment, ``partial`` with one fulfilment after ``orders/partially_fulfilled``,
+    ``fulfilled`` with two after ``orders/fulfilled``, in Shopify's shape."""
+    world = ShopifyWorld(21)
+    world.sent_only(lambda topic: topic in SHOPIFY_FULFILMENT_TOPICS)
+    world.lifecycle()
+    order = world.objects("order")[-1]
+    state = ServerState([world])
+    seen = []
+    with run_server(state) as handle:
+        for event in [e for e in world.events if e.object_id == order]:
+            clock.advance(world, [event])
+            body = get(handle.url, f"/admin/api/2024-10/orders/{order}.json").json()["order"]
+            assert body == event.object
+            seen.append((event.type, body["fulfillment_status"], len(body["fulfillments"]),
+                         [li["fulfillable_quantity"] for li in body["line_items"]]))
+    assert seen == [("orders/create", None, 0, [1, 1]), ("orders/paid", None, 0, [1, 1]),
+                    ("orders/updated", "partial", 1, [0, 1]), ("orders/partially_fulfilled", "partial", 1, [0, 1]),
+                    ("orders/updated", "fulfilled", 2, [0, 0]), ("orders/fulfilled", "fulfilled", 2, [0, 0])]
+    assert compare(body, shipped_order_example(), "order") == []

@@ -41,13 +41,23 @@ def _config(tmp_path: Path, enabled: list[str]) -> Path:
 
 
 def test_a_real_topic_hookproof_does_not_model_is_a_note_not_a_config_error(tmp_path: Path) -> None:
-    enabled = ["orders/paid", "orders/fulfilled", "products/create", "orders/fulfilled", "customers/redact"]
+    enabled = ["orders/paid", "fulfillments/create", "products/create", "fulfillments/create", "customers/redact"]
     cfg = load_config(_config(tmp_path, enabled))
-    assert cfg.target.unmodelled_types() == ["orders/fulfilled", "products/create"]
-    assert unmodelled_note(cfg) == ("enabled but not modelled: orders/fulfilled, products/create; their handling "
+    assert cfg.target.unmodelled_types() == ["fulfillments/create", "products/create"]
+    assert unmodelled_note(cfg) == ("enabled but not modelled: fulfillments/create, products/create; their handling "
                                     "is not certified")
     assert configured_types(cfg) == ["orders/paid", "customers/redact"]
     assert cfg.subscribed_types() == ["customers/redact"]
+
+
+def test_the_fulfilment_topics_are_modelled_and_sent_to_an_endpoint_naming_them(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, ["orders/paid", "orders/fulfilled", "orders/updated"]))
+    assert cfg.target.unmodelled_types() == [] and unmodelled_note(cfg) is None
+    assert configured_types(cfg) == ["orders/paid", "orders/fulfilled", "orders/updated"]
+    assert cfg.subscribed_types() == ["orders/fulfilled"]
+    assert list(get_profile("shopify", subscribed=cfg.subscribed_types()).event_types())[-1] == "orders/fulfilled"
+    assert "orders/fulfilled" not in get_profile("shopify").event_types()  # unnamed: not sent
+    assert resolve_event(get_profile("shopify"), "orders/partially_fulfilled") == "orders/partially_fulfilled"
     assert unmodelled_note(load_config(_config(tmp_path, ["orders/paid"]))) is None
 
 
@@ -67,9 +77,9 @@ def test_a_topic_shopify_does_not_have_stays_a_config_error_naming_the_nearest(t
 def test_send_refuses_an_unmodelled_topic_saying_shopify_sends_it() -> None:
     shopify = get_profile("shopify")
     with pytest.raises(UsageError) as caught:
-        resolve_event(shopify, "orders/fulfilled")
-    assert str(caught.value).startswith("--event: Shopify sends 'orders/fulfilled', and hookproof does not model it "
-                                        "yet (it sends: app/uninstalled, customers/create, ")
+        resolve_event(shopify, "fulfillments/create")
+    assert str(caught.value).startswith("--event: Shopify sends 'fulfillments/create', and hookproof does not model "
+                                        "it yet (it sends: app/uninstalled, customers/create, ")
     with pytest.raises(UsageError, match="the Shopify profile sends no event 'orders/fulfiled'"):
         resolve_event(shopify, "orders/fulfiled")
     assert resolve_event(shopify, "shop/redact") == "shop/redact"
