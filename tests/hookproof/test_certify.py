@@ -369,8 +369,8 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
                                 "models: balance_transaction, charge, "),
     # Stripe sends payout events; hookproof's Stripe world makes no payout, and says so
     ("stripe", "payout", "hookproof's stripe profile models no object kind 'payout' (the kinds it models: "
-                         "balance_transaction, charge, checkout.session, customer, invoice, payment_intent, "
-                         "payment_method, price, product, refund, subscription)"),
+                         "balance_transaction, charge, checkout.session, customer, dispute, invoice, "
+                         "payment_intent, payment_method, price, product, refund, subscription)"),
     ("github", "pull_request", None),
     ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind
     ("stripe", "checkout.session", None),
