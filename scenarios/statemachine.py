@@ -32,7 +32,10 @@ an event delivered after a newer one of its object was acknowledged, an object's
 events delivered newest first where their states differ, after an operation that moves
 its state when none is waiting (``deliver_newest_first``, certify's ``reorder``), two
 never-sent events of one object whose states differ released together, the newer first
-(``burst_states``, certify's ``related-burst`` of a subscription's two statuses), the last
+(``burst_states``, certify's ``related-burst`` of a subscription's two statuses), two later
+updates of an object whose state the receiver stored released together, the newer first, on a
+target whose observer reads states (``burst_stored``, certify's
+``concurrent-updates-stored-object``), the last
 N acknowledged events replayed (``redeliver_window``), and the provider API failing the
 next fetch of an object once (``api_fault``).
 
