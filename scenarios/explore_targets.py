@@ -54,6 +54,11 @@ class ExploreTarget:
             with a subscription's, the billing world's operations change plans; None: statuses.
         checkout_modes: the modes the shop's Checkout opens sessions in (the config's
             ``checkout_modes``, `World.checkout_modes`); None: both.
+        stored_bursts: the observer reads objects' states (`hookproof explore` sets it from the
+            config: an observer with a state query, or an ``http`` or ``python`` one), so the
+            machine races two later updates of an object whose state the receiver stored
+            (`statemachine`'s ``burst_stored``); False: it has no such rule (a rule drawn at
+            all changes every search's draws).
         ops_memo: the world operations the search's examples draw from, per (world kind,
             priced), made once (`Session`: `world_ops.focused` on what the endpoint is sent).
     """
@@ -73,6 +78,7 @@ class ExploreTarget:
     keys: Any = None
     state_fields: Any = None
     checkout_modes: frozenset[str] | None = None
+    stored_bursts: bool = False
     fell_short: bool = field(default=False, init=False)
     ops_memo: dict[tuple[str, bool], Any] = field(default_factory=dict, init=False, repr=False)
 

@@ -32,7 +32,10 @@ an event delivered after a newer one of its object was acknowledged, an object's
 events delivered newest first where their states differ, after an operation that moves
 its state when none is waiting (``deliver_newest_first``, certify's ``reorder``), two
 never-sent events of one object whose states differ released together, the newer first
-(``burst_states``, certify's ``related-burst`` of a subscription's two statuses), the last
+(``burst_states``, certify's ``related-burst`` of a subscription's two statuses), two later
+updates of an object whose state the receiver stored released together, the newer first, on a
+target whose observer reads states (``burst_stored``, certify's
+``concurrent-updates-stored-object``), the last
 N acknowledged events replayed (``redeliver_window``), and the provider API failing the
 next fetch of an object once (``api_fault``).
 
@@ -289,6 +292,28 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
                     return
             self._run(Step("burst_related", events=pairs[which % len(pairs)]))
 
+        @precondition(lambda self: bool(_stored_pairs(self.session)) or bool(self.session.newest_first()))
+        @rule(which=index)
+        def burst_stored(self, which: int) -> None:
+            """Two later events of an object whose state the receiver already stored (an
+            acknowledged event of it), in different states and seconds, never sent, released
+            together, the newer one first (certify's ``concurrent-updates-stored-object``: an
+            order's orders/paid and orders/updated once its orders/create is stored). Both find
+            the stored row, so no unique insert serialises them: a receiver reading it, comparing
+            and writing without a lock can end on the older one. When no object has such events,
+            the oldest never-sent event of an object whose never-sent events differ in state is
+            delivered first (its row stored), and the rest of it raced if two remain. A
+            `burst_related` step, so it shrinks and replays as the other bursts do."""
+            pairs = _stored_pairs(self.session)
+            if not pairs:
+                groups = self.session.newest_first()
+                group = groups[which % len(groups)]
+                self._run(Step("deliver", event=group[-1]))  # its oldest: the row the updates find
+                pairs = [p for p in _stored_pairs(self.session) if p[0] in group]
+                if not pairs:  # fewer than two later events in different states remain
+                    return
+            self._run(Step("burst_related", events=pairs[which % len(pairs)]))
+
         @precondition(lambda self: len(self.session.acked) >= 2)
         @rule(count=st.integers(min_value=2, max_value=WINDOW_MAX))
         def redeliver_window(self, count: int) -> None:
@@ -327,6 +352,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
     if not _races_key_pairs(explore):  # a rule drawn at all changes every search's draws: only where it can apply
         del WebhookMachine.burst_key_pair
+    if not explore.stored_bursts:  # likewise: only where the observer reads the states it could lose
+        del WebhookMachine.burst_stored
     WebhookMachine.__name__ = WebhookMachine.__qualname__ = "WebhookMachine"
     return WebhookMachine
 
@@ -371,6 +398,41 @@ def _state_pairs(session: Session) -> list[tuple[int, int]]:
         return pairs
 
     return session.memo("state_pairs", compute)
+
+
+def _stored_pairs(session: Session) -> list[tuple[int, int]]:
+    """(newer, older): per object with an acknowledged event carrying a state (the receiver
+    stored its row), its events of a state emitted after the last such one that the receiver is
+    sent and that were never attempted: the newest, and the newest older one whose state differs
+    from it (as delivered: combined with the declared fields, if any) and whose time is another
+    whole second (no clock of a provider ties them: a tie is ``stale-after-newer``'s story, not a
+    race's). In the order of the objects' first such event. O(events), once per change."""
+    def compute() -> list[tuple[int, int]]:
+        world = session.world.events
+        stored: dict[str, int] = {}
+        for i in session.acked:
+            e = world[i]
+            if e.stateful and e.status is not None and i > stored.get(e.object_id, -1):
+                stored[e.object_id] = i
+        if not stored:
+            return []
+        events = session.delivered_events()
+        later: dict[str, list[int]] = {}
+        for i in session.sendable:
+            e = world[i]
+            if e.object_id in stored and i > stored[e.object_id] and e.stateful and e.status is not None \
+                    and i not in session.attempts_of:
+                later.setdefault(e.object_id, []).append(i)
+        pairs = []
+        for group in later.values():
+            newer = group[-1]
+            older = next((i for i in reversed(group[:-1]) if events[i].status != events[newer].status
+                          and world[i].created != world[newer].created), None)
+            if older is not None:
+                pairs.append((newer, older))
+        return pairs
+
+    return session.memo("stored_pairs", compute)
 
 
 @dataclass

@@ -30,7 +30,7 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
     "stale-after-newer", "reserialized-retry", "reserialized-body", "transport-fields-change", "forged-signature",
     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
     "test-mode-to-live", "foreign-account", "mass-redelivery", "mass-redelivery-window", "thin-event",
-    "downstream-lost-response", "crash-after-ack", "restart-between-duplicates", "pause-past-timeout",
+    "downstream-lost-response", "concurrent-updates-stored-object", "crash-after-ack", "restart-between-duplicates", "pause-past-timeout",
     "network-drop-response", "kill-during-processing", "replicas-duplicates", "fetch-overtaken",
 })
 

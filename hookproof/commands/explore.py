@@ -62,12 +62,15 @@ class ExploreRun:
 def explore_options(cfg: "Config") -> dict[str, Any]:
     """The `ExploreTarget` keywords `cfg` sets: ``live``, ``account``, ``enabled`` (the world's
     names of the ``enabled_events``, a frozenset; None: all), ``keys``, ``state_fields`` and
-    ``checkout_modes`` (what explore's worlds are told, and replay's check of a schedule)."""
+    ``checkout_modes`` (what explore's worlds are told, and replay's check of a schedule), and
+    ``stored_bursts``: the observer reads states (a state query, or an ``http`` or ``python``
+    observer), so the search races two updates of a stored object."""
     enabled = cfg.enabled_types()
+    kinds = cfg.observer.state_kinds if cfg.observer is not None else frozenset()
     return dict(live=cfg.target.live, account=cfg.target.account,
                 enabled=frozenset(enabled) if enabled is not None else None,
                 keys=cfg.key_mapping(), state_fields=cfg.state_field_map(),
-                checkout_modes=cfg.target.shop_checkout_modes())
+                checkout_modes=cfg.target.shop_checkout_modes(), stored_bursts=kinds is None or bool(kinds))
 
 
 @contextlib.contextmanager

@@ -6,8 +6,11 @@ its write: `--option pause_s=`, 0.03 s by default), written unconditionally, in 
 transaction of its own. Two events of one subscription handled at once both read the old
 row; the older one's write can land last and the newer state is lost (a lost update: the
 Django twin reading ``Subscription.objects.filter(...).first()`` with no
-``select_for_update``). With ``--option locked=1`` the read, the pause and the write share one
-transaction (SQLite's ``BEGIN IMMEDIATE``: the row is locked from the read to the write), the
+``select_for_update``). With ``--option stored_only=1`` an object's first write is atomic (no pause, the read
+again and the write under the lock: the unique insert that serialises two Django workers
+creating one row), so only two events finding a stored row race (the gap of a receiver whose
+``get()`` of an existing row has no ``select_for_update``). With ``--option locked=1`` the read,
+the pause and the write share one transaction (SQLite's ``BEGIN IMMEDIATE``: the row is locked from the read to the write), the
 correct twin. Run as ``python -m tests.scenarios.unlocked_state_check`` from the repository root.
 """
 
@@ -40,6 +43,12 @@ class UnlockedStateCheck(InboxSync):
                 return OK
         with self.store.transaction() as read:
             current = self.store.read_state(read, state.object_id)
+        if current is None and self.config.option("stored_only", 0):  # the row's first write: an atomic insert
+            with self.store.transaction() as conn:
+                current = self.store.read_state(conn, state.object_id)
+                if current is None or current.version < state.version:
+                    self.store.write_state(conn, state, only_newer=False, event_created=event.created)
+            return OK
         self._pause()
         if current is None or current.version < state.version:
             with self.store.transaction() as write:
