@@ -1064,6 +1064,21 @@ def same_second_story(ctx: Context, w: World) -> list[Event]:
     return created + tail
 
 
+def _state_reader(state: Callable[[Event], str | None] | None) -> Callable[[Event], str | None]:
+    """`state`, or an event's status when None."""
+    return state if state is not None else (lambda e: e.status)
+
+
+def _stateful_runs(events: Sequence[Event]) -> list[list[Event]]:
+    """The events with a status of each object of `events`, in order, objects in the order of
+    their first such event."""
+    by_object: dict[str, list[Event]] = {}
+    for e in events:
+        if e.object_id is not None and e.status is not None:
+            by_object.setdefault(e.object_id, []).append(e)
+    return list(by_object.values())
+
+
 def updates_run(events: Sequence[Event], state: Callable[[Event], str | None] | None = None
                 ) -> tuple[Event, ...] | None:
     """The shortest run of one object's events, in order, whose last event repeats the type of
@@ -1076,14 +1091,8 @@ def updates_run(events: Sequence[Event], state: Callable[[Event], str | None] | 
     it (`Context.state_of`: its status and declared fields, so a second ``user.updated``
     renaming the user changes it); None: its status. Pure but for `state`, O(len(events)).
     """
-    def state_of(e: Event) -> str | None:
-        return state(e) if state is not None else e.status
-
-    by_object: dict[str, list[Event]] = {}
-    for e in events:
-        if e.object_id is not None and e.status is not None:
-            by_object.setdefault(e.object_id, []).append(e)
-    for run in by_object.values():
+    state_of = _state_reader(state)
+    for run in _stateful_runs(events):
         types: set[str] = set()
         shown: str | None = None
         for i, e in enumerate(run):
@@ -1139,15 +1148,9 @@ def stored_updates(events: Sequence[Event], state: Callable[[Event], str | None]
     `events`: stateful events in the order the provider emitted them (objects may interleave).
     `state`: an event's state as the observer compares it (`Context.state_of`); None: its status.
     Pure but for `state`, O(len(events))."""
-    def state_of(e: Event) -> str | None:
-        return state(e) if state is not None else e.status
-
-    by_object: dict[str, list[Event]] = {}
-    for e in events:
-        if e.object_id is not None and e.status is not None:
-            by_object.setdefault(e.object_id, []).append(e)
+    state_of = _state_reader(state)
     out: list[tuple[tuple[Event, ...], Event, Event]] = []
-    for run in by_object.values():
+    for run in _stateful_runs(events):
         newer = run[-1]
         at = next((i for i in range(len(run) - 2, 0, -1)
                    if state_of(run[i]) != state_of(newer) and run[i].created != newer.created), None)

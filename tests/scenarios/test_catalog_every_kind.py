@@ -110,15 +110,20 @@ window_s = 0.15
 {CATALOG_TEXT}""" + (TEAM_KEYS + more_keys if team_keys else "")
 
 
+#: One clock start (unix µs, a whole second) for worlds a test compares.
+START_US = 1_796_000_000_000_000
+
+
 def profile_and_world(tmp_path: Path, enabled: tuple[str, ...] | None = None, team_keys: bool = False,
-                      more_keys: str = "") -> tuple[Context, UserCatalogWorld]:
-    """The context certify plans with (no state fields) and a world of seed 4."""
+                      more_keys: str = "", start_us: int | None = None) -> tuple[Context, UserCatalogWorld]:
+    """The context certify plans with (no state fields) and a world of seed 4 (its clock from
+    `start_us`, default now)."""
     path = tmp_path / "hookproof.toml"
     path.write_text(config_text(9, tmp_path / "x.sqlite", enabled=enabled, team_keys=team_keys, more_keys=more_keys),
                     encoding="utf-8")
     loaded = load_config(path)
     profile = loaded.profile()
-    world = new_world(profile.world, 4)
+    world = new_world(profile.world, 4) if start_us is None else new_world(profile.world, 4, start_us=start_us)
     assert isinstance(world, UserCatalogWorld)
     enabled = frozenset(loaded.target.enabled_events) if loaded.target.enabled_events is not None else None
     return Context(profile=profile, enabled=enabled, keys=loaded.key_mapping(),
@@ -208,7 +213,8 @@ def _certify(tmp_path: Path, name: str, scenarios: list[str], *, more_keys: str 
 # ---- the world's stories --------------------------------------------------------------
 
 def test_the_state_story_walks_every_stateful_kind_deterministically(tmp_path: Path) -> None:
-    _, world = profile_and_world(tmp_path)
+    # both worlds' clocks from one second: a world's clock starts now, and the bodies carry its times
+    _, world = profile_and_world(tmp_path, start_us=START_US)
     story = world.state_story()
     assert [(e.type, e.status) for e in story] == [
         ("user.created", "active"), ("user.updated", "active"), ("user.updated", "active"),
@@ -218,7 +224,7 @@ def test_the_state_story_walks_every_stateful_kind_deterministically(tmp_path: P
         ("organization.deleted", "deleted")]
     assert [len({e.object_id for e in story[i:i + 3]}) for i in range(0, 12, 3)] == [1, 1, 1, 1]
     assert len({e.object_id for e in story}) == 4
-    _, again = profile_and_world(tmp_path)
+    _, again = profile_and_world(tmp_path, start_us=START_US)
     assert [e.extra["body"] for e in again.state_story()] == [e.extra["body"] for e in story]
 
 
