@@ -298,21 +298,23 @@ def test_an_unpaid_subscription_paid_again_is_judged_like_any_state(name: str, e
     """A renewal fails (past_due), the dunning gives up (unpaid), a later payment makes it
     active; the unpaid update arrives last: the correct receivers stay active, one that
     writes whatever status arrives goes back to unpaid."""
-    world = World(5)
     steps = [Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0),
              Step("emit", action="mark_unpaid", object=0), Step("emit", action="retry_invoice", object=1)]
     from hookproof.scenarios.world_ops import apply_action
 
-    for step in steps:
-        apply_action(world, step.action or "", step.object)
-    statuses = [e.status for e in world.events if e.object_type == "subscription"]
-    assert statuses[-2:] == ["unpaid", "active"] and "past_due" in statuses
-    unpaid = next(i for i, e in enumerate(world.events) if e.status == "unpaid")
-    schedule = [*steps, *(Step("deliver", event=i) for i in range(len(world.events)) if i != unpaid),
-                Step("deliver", event=unpaid)]
     receivers = pool(name, tmp_path, provider)
     try:
-        result = replay(receivers.target(), schedule, 5, provider_state=provider)
+        target = receivers.target()
+        world = World(5)
+        target.tell(world)  # the events the replay's world emits (a paid invoice's charge and intent too)
+        for step in steps:
+            apply_action(world, step.action or "", step.object)
+        statuses = [e.status for e in world.events if e.object_type == "subscription"]
+        assert statuses[-2:] == ["unpaid", "active"] and "past_due" in statuses
+        unpaid = next(i for i, e in enumerate(world.events) if e.status == "unpaid")
+        schedule = [*steps, *(Step("deliver", event=i) for i in range(len(world.events)) if i != unpaid),
+                    Step("deliver", event=unpaid)]
+        result = replay(target, schedule, 5, provider_state=provider)
     finally:
         receivers.close()
     checks = set() if result is None else {f.check_id for f in result.findings}
