@@ -234,23 +234,17 @@ class KeyMapping:
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the template of the type's first rule whose `when`
         holds (None when none does), else the built-in key. Raises TemplateError when the
-        event lacks a field the template or a condition names, but for an invoice payment's
-        own event (`_invoice_payment`), which then owes none."""
+        event lacks a field the template or a condition names."""
         if event.type not in self.templates:
             return event.business_key if self.builtin or event.api_version == USER_API_VERSION else None
         rules = self.rules(event.type)
         if not rules:
             return None
-        try:
-            payload = self.payload(event)
-            fetched = self.fetched(event) if any(rule.when for rule in rules) else None
-            for rule in rules:
-                if not rule.when or holds(rule.when, payload, fetched):
-                    return render(rule.key, payload)
-        except TemplateError:
-            if _invoice_payment(event):
-                return None
-            raise
+        payload = self.payload(event)
+        fetched = self.fetched(event) if any(rule.when for rule in rules) else None
+        for rule in rules:
+            if not rule.when or holds(rule.when, payload, fetched):
+                return render(rule.key, payload)
         return None
 
     def check(self, event: Event, *, render_all: bool = False) -> frozenset[int]:
@@ -283,16 +277,7 @@ class KeyMapping:
         return frozenset(rendered)
 
     def counter_of(self, event: Event) -> tuple[str, int] | None:
-        """(counter key, amount) the event moves, or None. Raises TemplateError, but for an
-        invoice payment's own event (`_invoice_payment`), which then moves none."""
-        try:
-            return self._counter_of(event)
-        except TemplateError:
-            if _invoice_payment(event):
-                return None
-            raise
-
-    def _counter_of(self, event: Event) -> tuple[str, int] | None:
+        """(counter key, amount) the event moves, or None. Raises TemplateError."""
         rule = self.counters.get(event.type)
         if rule is None:
             return None
@@ -377,16 +362,6 @@ def rekeyed(attempts: Sequence[Attempt], events: Iterable[Event]) -> list[Attemp
         else:
             out.append(replace(a, business_key=key_of[wid]))
     return out
-
-
-def _invoice_payment(event: Event) -> bool:
-    """True for an invoice payment's own event (its charge's ``charge.succeeded``, its intent's
-    ``payment_intent.*``: `World._emit_about`): a team's template over a field of its own
-    intents (their ``metadata``) finds none there, since the subscription's invoice made that
-    intent, and a receiver keyed so acts on it under no key of its rule."""
-    from hookproof.simulator.world.world import INVOICE_PAYMENT
-
-    return INVOICE_PAYMENT in event.extra
 
 
 def keyed(events: Iterable[Event], mapping: KeyMapping | None) -> tuple[Event, ...]:

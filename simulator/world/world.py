@@ -91,8 +91,6 @@ RESOURCES: Mapping[str, str] = {
 #: sent them (`World.invoice_payment_types`).
 INVOICE_PAYMENT_TYPES: tuple[str, ...] = ("charge.succeeded", "payment_intent.succeeded",
                                           "payment_intent.payment_failed")
-#: `Event.extra`'s name for the invoice whose payment an invoice payment's own event is about.
-INVOICE_PAYMENT = "invoice_payment"
 
 _PREFIX: Mapping[str, str] = {
     "customer": "cus",
@@ -1614,8 +1612,7 @@ class World(RecordReads):
             before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
             previous_attributes=None, business_key=key, amount=obj.get("amount") if key is not None else None,
-            currency=obj.get("currency"), status=obj.get("status"),
-            extra={**before.extra, INVOICE_PAYMENT: before.object_id})
+            currency=obj.get("currency"), status=obj.get("status"))
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

@@ -10,13 +10,9 @@ passed. The intent and charge are described as Stripe describes them ("Subscript
 
 from __future__ import annotations
 
-import pytest
-
 from hookproof.receivers import made_by_invoice
 from hookproof.receivers.business import effect_of
 from hookproof.receivers.profiles import WebhookEvent
-from hookproof.scenarios.business_keys import CounterRule, KeyMapping, TemplateError, keyed
-from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import World
 from hookproof.simulator.world.lifecycle import WITHHELD_KEYS
 from hookproof.simulator.world.world import INVOICE_PAYMENT_TYPES
@@ -79,25 +75,3 @@ def test_without_the_invoice_s_events_the_intent_owes_its_license() -> None:
     intents = [e for e in w.events if e.type == "payment_intent.succeeded" and made_by_invoice(e.object)]
     assert len(intents) == 3 and all(e.business_key == f"license:{e.object_id}" for e in intents)
     assert all(e.amount == e.object["amount"] > 0 for e in intents)
-
-
-def test_a_team_key_over_its_own_intents_metadata_owes_nothing_on_an_invoice_s_intent() -> None:
-    """A shop keying orders by its own intents' metadata (README's intents.toml:
-    ``order:{data.object.metadata.order_id}``) finds no such field on an invoice's intent: under
-    its rule that event owes no key and moves no counter, where any other event lacking the field
-    is still an error naming it."""
-    mapping = KeyMapping({"payment_intent.succeeded": "order:{data.object.metadata.order_id}"}, get_profile("stripe"),
-                         {"payment_intent.succeeded": CounterRule("{data.object.metadata.order_id}",
-                                                                  "data.object.amount")})
-    w = World(7)
-    w.sent_only(lambda t: True)
-    _story(w)
-    intents = [e for e in w.events if e.type == "payment_intent.succeeded"]
-    assert len(intents) == 3 and all(made_by_invoice(e.object) for e in intents)
-    assert [e.business_key for e in keyed(intents, mapping)] == [None] * 3
-    assert [mapping.counter_of(e) for e in intents] == [None] * 3
-    shop = World(7)
-    shop.pay(shop.event(shop.create_customer()).object_id)
-    (own,) = [e for e in shop.events if e.type == "payment_intent.succeeded"]  # one of the shop's own, without it
-    with pytest.raises(TemplateError):
-        mapping.key_of(own)
