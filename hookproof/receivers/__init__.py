@@ -1,7 +1,7 @@
 """The shared core of the reference receivers: verification per profile, business keys,
 tables, the request pipeline, framework adapters and the CLI."""
 
-from hookproof.receivers.business import Effect, StateChange, effect_of, handles, made_by_invoice, state_of
+from hookproof.receivers.business import Effect, StateChange, effect_of, handles, state_of
 from hookproof.receivers.cli import run_cli
 from hookproof.receivers.config import ReceiverConfig
 from hookproof.receivers.core import OK, Receiver, Reply
@@ -28,7 +28,6 @@ __all__ = [
     "flask_app",
     "get_verifier",
     "handles",
-    "made_by_invoice",
     "make_app",
     "receiver_of",
     "run_cli",

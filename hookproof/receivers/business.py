@@ -9,8 +9,7 @@ checkout.session.completed (when paid)      ``fulfillment:{checkout_session.id}`
 checkout.session.completed (subscription)   ``provision:{checkout_session.id}`` (paid or on trial)
 checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
 payment_intent.succeeded                    ``license:{payment_intent.id}`` (none for a Checkout
-                                            Session's intent, its ``metadata.channel`` ``checkout``,
-                                            nor for a subscription invoice's: ``made_by_invoice``)
+                                            Session's intent, its ``metadata.channel`` ``checkout``)
 invoice.paid                                ``renewal:{invoice.id}`` (its ``invoice.payment_succeeded``,
                                             the same payment, is left alone: one renewal)
 invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
@@ -60,28 +59,13 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
-#: How Stripe describes the payment intent and the charge of a subscription's invoice: its first
-#: invoice's, then every later one's (what the Dashboard's payments list shows).
-INVOICE_PAYMENT_DESCRIPTIONS = frozenset({"Subscription creation", "Subscription update"})
-
-
-def made_by_invoice(obj: Mapping[str, Any]) -> bool:
-    """True for a payment intent (or charge) a subscription's invoice made to collect its payment:
-    Stripe sends its ``payment_intent.succeeded`` and ``charge.succeeded`` beside the invoice's
-    ``invoice.paid``, one payment, owed once, as the invoice's renewal. Since API
-    2025-03-31.basil no field of an intent or charge names its invoice
-    (docs.stripe.com/changelog/basil/2025-03-31/add-support-for-multiple-partial-payments-on-invoices):
-    its ``description`` tells it."""
-    return obj.get("description") in INVOICE_PAYMENT_DESCRIPTIONS
-
-
 def _licensed(obj: Mapping[str, Any]) -> str | None:
     """A payment intent grants a license, unless a payment-mode Checkout Session made it: Stripe
     sends its ``payment_intent.succeeded`` beside the session's completion, one purchase fulfilled
     on the session's events (docs.stripe.com/checkout/fulfillment). The shop marks its sessions'
     intents through ``payment_intent_data.metadata`` (``channel: checkout``): no field of a
-    payment intent names its session. Nor a subscription invoice's (`made_by_invoice`)."""
-    if (obj.get("metadata") or {}).get("channel") == "checkout" or made_by_invoice(obj):
+    payment intent names its session."""
+    if (obj.get("metadata") or {}).get("channel") == "checkout":
         return None
     return f"license:{obj['id']}"
 

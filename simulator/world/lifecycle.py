@@ -107,8 +107,7 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:                                            -> provision:{checkout_session.id} (no money: the
 #:                                               first payment is its invoice's renewal:)
 #:   payment_intent.succeeded                 -> license:{payment_intent.id} (none for a payment-mode
-#:                                               Checkout Session's intent: the session's purchase;
-#:                                               none for a subscription invoice's: its renewal)
+#:                                               Checkout Session's intent: the session's purchase)
 #:   invoice.paid and invoice.payment_succeeded -> renewal:{invoice.id} (Stripe sends both for an
 #:                                               invoice paid by a payment, the same invoice data:
 #:                                               one renewal, owed once, on either; the second only
@@ -158,12 +157,10 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
         "checkout.session.async_payment_succeeded: docs.stripe.com/checkout/fulfillment)"),
     "payment_intent.succeeded": (
         lambda object_id: f"license:{object_id}",
-        "it owed no license of its own: a payment-mode Checkout Session or a subscription's invoice made "
-        "this payment intent, and Stripe sends its payment_intent.succeeded beside the session's "
-        "checkout.session.completed (or async_payment_succeeded) or the invoice's invoice.paid for the same "
-        "payment, owed once, on the session's or the invoice's events (docs.stripe.com/checkout/fulfillment; "
-        "an invoice's intent is described \"Subscription creation\" or \"Subscription update\"); acting on "
-        "both counts the payment twice"),
+        "it owed no license of its own: a payment-mode Checkout Session made this payment intent, and "
+        "Stripe sends its payment_intent.succeeded beside the session's checkout.session.completed (or "
+        "async_payment_succeeded) for the same purchase, fulfilled once, on the session's events "
+        "(docs.stripe.com/checkout/fulfillment); acting on both fulfils the order twice"),
     "adjustment.created": (
         lambda object_id: f"refund:{object_id}",
         "it owed no refund: Paddle creates a refund pending_approval, and the money goes back only once "

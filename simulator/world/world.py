@@ -87,11 +87,6 @@ RESOURCES: Mapping[str, str] = {
     "events": "event",
 }
 
-#: The events of an invoice payment's own objects, sent beside the invoice's to an endpoint
-#: sent them (`World.invoice_payment_types`).
-INVOICE_PAYMENT_TYPES: tuple[str, ...] = ("charge.succeeded", "payment_intent.succeeded",
-                                          "payment_intent.payment_failed")
-
 _PREFIX: Mapping[str, str] = {
     "customer": "cus",
     "payment_method": "pm",
@@ -198,18 +193,6 @@ class World(RecordReads):
         #: the payment intents payment-mode sessions made: their events owe no key of their own
         #: (the session's purchase is fulfilled once, on the session's events)
         self._checkout_intents: set[str] = set()
-        #: the payment intents subscriptions' invoices made (Stripe: "Invoices automatically create
-        #: PaymentIntents", docs.stripe.com/billing/subscriptions/overview): an invoice paid by a
-        #: payment is owed once, on the invoice's events (``renewal:``), not again on the intent's
-        self._invoice_intents: set[str] = set()
-        #: whether the endpoint is sent an invoice's ``invoice.paid`` or ``invoice.payment_succeeded``
-        #: (`sent_only`): where it is not, an invoice's intent owes its ``license:`` as any intent's
-        self.invoice_events_sent = True
-        #: the types of an invoice payment's own objects the endpoint is sent (`sent_only`): its
-        #: charge's ``charge.succeeded`` and its intent's ``payment_intent.succeeded`` beside
-        #: ``invoice.paid``, the intent's ``payment_intent.payment_failed`` beside
-        #: ``invoice.payment_failed`` (Stripe sends them for every payment, an invoice's too)
-        self.invoice_payment_types: frozenset[str] = frozenset()
         #: whether the endpoint is sent the session's own Checkout events (`sent_only`)
         self.checkout_events_sent = True
         #: whether the endpoint is sent ``invoice.payment_succeeded`` (`sent_only`): then each
@@ -1253,7 +1236,8 @@ class World(RecordReads):
         snapshot["parent"]["subscription_details"]["metadata"] = dict(sub["metadata"])
         snapshot["subscription_details"]["metadata"] = dict(sub["metadata"])
         if not attempt:
-            snapshot["payment_intent"] = self._invoice_intent(snapshot)
+            snapshot["payment_intent"] = self._new_payment_intent(sub["customer"], snapshot["amount_due"],
+                                                                  snapshot["currency"], "requires_payment_method")
         self._create(in_id, "invoice", snapshot)
         self._emit("invoice.created", in_id)
         if attempt:
@@ -1277,7 +1261,8 @@ class World(RecordReads):
                                     "items": {"data": sub["items"]["data"]}}
         if new_invoice:
             previous["latest_invoice"] = sub["latest_invoice"]
-        pi_id = inv["payment_intent"] or self._invoice_intent(inv)
+        pi_id = inv["payment_intent"] or self._new_payment_intent(inv["customer"], inv["amount_due"], inv["currency"],
+                                                                  "requires_payment_method")
         if pay:
             ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], payment_intent=pi_id,
                                  invoice=invoice)
@@ -1290,9 +1275,6 @@ class World(RecordReads):
             paid = self._emit("invoice.paid", invoice)
             if self.payment_succeeded_sent:
                 self._emit_beside("invoice.payment_succeeded", paid)
-            for event_type, object_id in (("charge.succeeded", ch_id), ("payment_intent.succeeded", pi_id)):
-                if event_type in self.invoice_payment_types:
-                    self._emit_about(event_type, object_id, paid)
             self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
@@ -1302,9 +1284,7 @@ class World(RecordReads):
             self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error})
             self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True, "payment_intent": pi_id,
                                                "next_payment_attempt": self._now_s() + 3 * 86400})
-            failed = self._emit("invoice.payment_failed", invoice)
-            if "payment_intent.payment_failed" in self.invoice_payment_types:
-                self._emit_about("payment_intent.payment_failed", pi_id, failed)
+            self._emit("invoice.payment_failed", invoice)
             if sub["status"] == "incomplete":  # a first payment failing: it stays incomplete
                 if new_invoice:
                     self._transition(sub_id, "incomplete", latest)
@@ -1327,28 +1307,14 @@ class World(RecordReads):
         return {"current_period_start": period["start"], "current_period_end": period["end"], "items": items}
 
     def _new_payment_intent(self, customer: str, amount: int, currency: str, status: str, *,
-                            metadata: Mapping[str, str] | None = None, description: str | None = None) -> str:
+                            metadata: Mapping[str, str] | None = None) -> str:
         cus = self._typed(customer, "customer")
         pi_id = self._new_id("payment_intent")
         self._create(pi_id, "payment_intent", shapes.payment_intent(
             id=pi_id, customer=customer, amount=amount, currency=currency,
             payment_method=cus["invoice_settings"]["default_payment_method"], status=status,
             client_secret=f"{pi_id}_secret_{self._token(25)}", created=self._now_s(), livemode=self.livemode,
-            metadata=metadata, description=description))
-        return pi_id
-
-    def _invoice_intent(self, inv: Mapping[str, Any]) -> str:
-        """The payment intent a subscription's invoice `inv` makes to collect its payment, described
-        as Stripe describes it ("Subscription creation" for a subscription's first invoice,
-        "Subscription update" after: what its charge, its balance transaction and the Dashboard
-        show; since API 2025-03-31.basil no field of an intent or charge names its invoice,
-        docs.stripe.com/changelog/basil/2025-03-31/add-support-for-multiple-partial-payments-on-invoices).
-        Returns its id."""
-        description = ("Subscription creation" if inv["billing_reason"] == "subscription_create"
-                       else "Subscription update")
-        pi_id = self._new_payment_intent(inv["customer"], inv["amount_due"], inv["currency"],
-                                         "requires_payment_method", description=description)
-        self._invoice_intents.add(pi_id)
+            metadata=metadata))
         return pi_id
 
     def _charge(self, customer: str | None, amount: int, currency: str, *, payment_intent: str | None = None,
@@ -1421,8 +1387,6 @@ class World(RecordReads):
         self.checkout_events_sent = sends("checkout.session.completed") or sends(
             "checkout.session.async_payment_succeeded")
         self.payment_succeeded_sent = sends("invoice.payment_succeeded")
-        self.invoice_events_sent = sends("invoice.paid") or self.payment_succeeded_sent
-        self.invoice_payment_types = frozenset(t for t in INVOICE_PAYMENT_TYPES if sends(t))
         self.trial_will_end_sent = sends("customer.subscription.trial_will_end")
         self.disputes_sent = any(sends(t) for t in DISPUTE_TYPES)
         self.refund_updates_sent = sends("refund.updated") or sends("refund.failed")
@@ -1588,31 +1552,6 @@ class World(RecordReads):
         key = business_key(event_type, obj)
         event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
                                     object=obj, business_key=key, amount=before.amount if key is not None else None)
-        (self.events if self._holding is None else self._holding).append(event)
-        self._event_index[ev_id] = event
-        return ev_id
-
-    def _emit_about(self, event_type: str, object_id: str, first: str) -> str:
-        """Emit `event_type` about object `object_id` (its current snapshot and version), a
-        microsecond after event `first`, with `first`'s request: another object's event of the
-        same change (an invoice paid: its charge's ``charge.succeeded`` and its intent's
-        ``payment_intent.succeeded``). An invoice's intent owes no ``license:`` where the endpoint
-        is sent the invoice's events (one payment, owed once, as its ``renewal:``). Its id is
-        drawn from a generator seeded by `first`'s and the type, so the ids drawn after it do not
-        move. Returns its id."""
-        before = self._event_of(first)
-        rec = self._record(object_id)
-        obj = copy_snapshot(rec.current)
-        self._now_us += 1
-        draws = random.Random(f"{first}:{event_type}")
-        ev_id = f"{_PREFIX['event']}_" + "".join(draws.choice(_ALPHABET) for _ in range(24))
-        key = (None if object_id in self._invoice_intents and self.invoice_events_sent
-               else business_key(event_type, obj))
-        event = dataclasses.replace(
-            before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
-            object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
-            previous_attributes=None, business_key=key, amount=obj.get("amount") if key is not None else None,
-            currency=obj.get("currency"), status=obj.get("status"))
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

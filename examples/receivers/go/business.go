@@ -56,10 +56,6 @@ func businessKey(ev event) string {
 		if meta, ok := obj["metadata"].(map[string]any); ok && str(meta, "channel") == "checkout" {
 			return ""
 		}
-		// a subscription invoice's intent (its description) is renewed on the invoice's events
-		if d := str(obj, "description"); d == "Subscription creation" || d == "Subscription update" {
-			return ""
-		}
 		return "license:" + id
 	case "invoice.paid":
 		return "renewal:" + id

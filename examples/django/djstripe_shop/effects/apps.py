@@ -32,9 +32,7 @@ def _fulfillment(obj):
 #: event type -> (business key of the event's object or None, the amount it moves)
 EFFECTS = {
     # a Checkout Session's intent (payment_intent_data.metadata) is fulfilled on the session's events
-    # and a subscription invoice's intent (its description) on the invoice's
     "payment_intent.succeeded": (lambda o: None if (o.get("metadata") or {}).get("channel") == "checkout"
-                                 or o.get("description") in ("Subscription creation", "Subscription update")
                                  else f"license:{o['id']}", lambda o: o.get("amount_received")),
     "checkout.session.completed": (_fulfillment, lambda o: o.get("amount_total")),
     "checkout.session.async_payment_succeeded": (lambda o: f"fulfillment:{o['id']}", lambda o: o.get("amount_total")),
