@@ -41,6 +41,10 @@ def priced_config(tmp_path: Path, options: dict[str, float], *, scenarios: list[
                         fields=fields)
 
 
+#: The scenario racing two later updates of a stored object (`catalog.STORED_UPDATE_BURSTS` objects).
+RACED = "concurrent-updates-stored-object"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("options", "failed"), [
     ({}, {}),
@@ -51,10 +55,14 @@ def test_the_whole_catalog_compares_a_subscription_s_price(tmp_path: Path, optio
     report = certify(priced_config(tmp_path, options), out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
            if s.verdict not in ("pass", "not_applicable")}
+    # two later updates of a stored subscription released together: the twin keeps whichever write lands
+    # last, the older one most often (a race: it may also pass)
+    raced = got.pop(RACED, None) if failed else None
+    assert raced is None or raced == ["stale"], raced
     assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
     (reorder,) = [s for s in report.scenarios if s.id == "reorder"]
     assert len(reorder.attempts) == 7  # created, renewed, past due, recovered, moved to a new price, canceled
-    findings = [f for s in report.scenarios for f in s.findings]
+    findings = [f for s in report.scenarios if s.id != RACED for f in s.findings]
     assert len(findings) == len(failed)
     for finding in findings:  # the old price kept, named beside the provider's
         match = STALE_PRICE.fullmatch(finding.message)
@@ -110,9 +118,7 @@ def test_explore_passes_the_receiver_and_finds_its_twin_s_price_going_back(tmp_p
     assert [check for check, _ in findings] in (["regressed"], ["regressed", "stale"]), findings
     went = re.fullmatch(r"went back from active, price=(price_\w+) \(event evt_\w+, customer\.subscription\.updated, "
                         r"created (\d+)\) to active, price=(price_\w+) \(event evt_\w+, customer\.subscription\.\w+, "
-                        r"created (\d+)\)(; both carry created \d+, so a receiver cannot order them by created alone: "
-                        r"Stripe advises fetching the object from the API when an event arrives \(docs\.stripe\.com/webhooks, "
-                        r"Event ordering\))?", findings[0][1])
+                        r"created (\d+)\)(; .*)?", findings[0][1])  # then why (a same-second tie, a burst's overlap)
     assert went and went.group(1) != went.group(3) and int(went.group(2)) >= int(went.group(4)), findings
     if len(findings) == 2:  # the receiver ended on the older price, the provider's is the newer
         assert re.match(rf"final state is active, price={went.group(3)} .*, the provider's is active, "
