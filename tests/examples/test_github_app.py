@@ -34,7 +34,7 @@ import pytest
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from hookproof.reports.model import RunReport
-from hookproof.send import SendOptions, latest_per_object, send
+from hookproof.send import SendOptions, latest_per_object, send, send_world_seed
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
@@ -90,7 +90,7 @@ def app(node: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     same seed names the same repository and numbers, so the issue it fetches is the one sent)."""
     worlds = []
     for seed, event_type in SENT:
-        world = GitHubWorld(seed)
+        world = GitHubWorld(send_world_seed(seed, event_type))  # the world `send --seed` tells
         emit_events(world, event_type)
         worlds.append(world)
     db = tmp_path / "github_app.sqlite"
@@ -117,7 +117,7 @@ def test_send_issues_opened_is_accepted_and_handled(app: tuple[str, Path]) -> No
     assert done.returncode == 0, done.stderr
     attempts = json.loads(done.stdout)
     assert [(a["event_type"], a["status"], a["completion"]) for a in attempts] == [("issues.opened", 200, "ok")] * 2
-    event = emit_events(GitHubWorld(5), "issues.opened")[0]  # the same seed gives the same world
+    event = emit_events(GitHubWorld(send_world_seed(5, "issues.opened")), "issues.opened")[0]  # send's world
     assert {a["event_id"] for a in attempts} == {event.id}
     assert rows(db, "SELECT business_key, delivery_id FROM effects") == [(event.business_key, event.id)]
     assert rows(db, "SELECT object_id, status FROM states") == [(event.object_id, "open")]
@@ -129,7 +129,8 @@ def test_send_accepts_every_event_type(app: tuple[str, Path]) -> None:
     expected: list[str] = []
     for i, event_type in enumerate(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES):  # the checks' too: a CI App's
         attempts = send(SendOptions(profile=profile, url=url, event=event_type, seed=100 + i), [SECRET])
-        made = latest_per_object(emit_events(GitHubWorld(100 + i), event_type))  # a push's CI: two runs
+        # the world `send --seed` tells (a push's CI: two runs)
+        made = latest_per_object(emit_events(GitHubWorld(send_world_seed(100 + i, event_type)), event_type))
         assert [(a.event_type, a.status) for a in attempts] == [(event_type, 200)] * len(made)
         expected += [e.business_key for e in made if e.business_key]
     def untimed(key: str) -> str:  # a suite re-run's key ends in its updated_at, the send's own clock
