@@ -33,7 +33,7 @@ from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from hookproof.demo import DEMO_ACCOUNT
 from hookproof.reports.model import RunReport
-from hookproof.send import SendOptions, send
+from hookproof.send import SendOptions, send, send_world_seed
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
 from tests.support import free_port, require_service, run_side_by_side, selected_params
@@ -109,7 +109,8 @@ def test_send_is_accepted_once_and_a_forgery_refused(running: tuple[str, str]) -
     attempts = send(SendOptions(profile=profile, url=url, event="payment_intent.succeeded", seed=5, copies=2),
                     [SECRET])
     assert [(a.status, a.completion.value) for a in attempts] == [(200, "ok"), (200, "ok")]
-    (event,) = emit_events(new_world(profile.world, 5), "payment_intent.succeeded")
+    (event,) = emit_events(new_world(profile.world, send_world_seed(5, "payment_intent.succeeded")),
+                           "payment_intent.succeeded")  # the world `send --seed 5` tells
     forged = send(SendOptions(profile=profile, url=url, event="invoice.paid", seed=6), ["whsec_not_the_secret"])
     # Stripe retries a 400 on its schedule: every attempt is refused
     assert [(a.status, a.completion.value) for a in forged] == [(400, "fail")] * (1 + len(profile.retry_schedule_s))
