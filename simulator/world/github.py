@@ -765,10 +765,13 @@ class GitHubWorld(RecordReads):
         self.synchronize(pr)
         self.synchronize(pr)
         types = ["issue_comment.created", "pull_request.synchronize"]
-        if self.checks_sent:
-            self.rerun_checks(self.push())
-            types += ["check_suite.requested", "check_suite.rerequested"]
-        return [e for e in self.events[start:] if e.type in types]
+        suite = None
+        if self.checks_sent:  # the pushed head's suite alone (the pull request's heads have theirs)
+            head = self.push()
+            suite = self.suite_of(head)
+            self.rerun_checks(head)
+        return [e for e in self.events[start:] if e.type in types
+                or (e.type in ("check_suite.requested", "check_suite.rerequested") and e.object_id == suite)]
 
     def repeat_story(self) -> list[Event]:
         """The repeated lifecycles GitHub sends about one object, each change its own delivery:
