@@ -50,14 +50,15 @@ def test_events_lists_githubs_own_names() -> None:
 
 
 def test_events_lists_shopifys_own_topics() -> None:
-    from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS
+    from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS, SHOPIFY_FULFILMENT_TOPICS
 
     run = hookproof("events", "--profile", "shopify")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[:len(SHOPIFY_EVENT_TYPES)] == list(SHOPIFY_EVENT_TYPES)
-    # the mandatory compliance topics: sent only to an app whose config names them
-    assert [line.split()[0] for line in lines[len(SHOPIFY_EVENT_TYPES):]] == list(SHOPIFY_COMPLIANCE_TOPICS)
+    # the mandatory compliance topics and the fulfilment topics: sent only to an app whose config names them
+    assert [line.split()[0] for line in lines[len(SHOPIFY_EVENT_TYPES):]] == [
+        *SHOPIFY_COMPLIANCE_TOPICS, *SHOPIFY_FULFILMENT_TOPICS]
     assert all(line.endswith("sent only to a config naming it (enabled_events, business_keys)")
                for line in lines[len(SHOPIFY_EVENT_TYPES):])
 
