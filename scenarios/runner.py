@@ -318,10 +318,16 @@ class Runner:
     def may_overlap(self) -> bool:
         """True when scenarios may run side by side here: deliveries go to a URL (an in-process
         app keeps one event loop), no seed hook runs per scenario (a team's command need not
-        take them concurrently), and no retry schedule can be compressed (`scaled_time_scale`:
-        which scenarios ran before one would change its spacing)."""
+        take them concurrently), no retry schedule can be compressed (`scaled_time_scale`:
+        which scenarios ran before one would change its spacing), and the worlds do not share
+        one named account the receiver is sent whole-account events of
+        (`Profile.account_wide_types`: one Shopify shop's ``shop/redact`` in one scenario would
+        erase the orders of those beside it; unnamed, each world is a shop of its own)."""
         span_s = sum(self.profile.retry_schedule_s) * self.time_scale
-        return not self.target.in_process and self.seeder is None and span_s <= self.retry_budget_s
+        context = self.context()
+        shared = bool(self.account) and any(context.sends(t) for t in self.profile.account_wide_types)
+        return (not self.target.in_process and self.seeder is None and span_s <= self.retry_budget_s
+                and not shared)
 
     def _run_overlapped(self, chosen: Sequence[Scenario], started: float) -> None:
         """Run `chosen` side by side (`scenarios.overlap.run_overlapped`); `results` in catalog

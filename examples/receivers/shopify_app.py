@@ -28,7 +28,9 @@ duplicate key is the shop, the topic and the Event-Id. This receiver:
   `Decimal`), and stores an order's ``financial_status`` and ``fulfillment_status`` (null,
   ``partial``, ``fulfilled``: ``orders/partially_fulfilled`` and ``orders/fulfilled`` carry the
   order too) unless a newer one is stored: a later ``updated_at``, or the same second and a later
-  ``X-Shopify-Triggered-At``;
+  ``X-Shopify-Triggered-At``; on ``shop/redact`` erases the shop's stored orders (the shop it
+  names, ``shop_domain``: "erase data for that store from your database", shopify.dev, "Privacy
+  law compliance");
 - with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
 - answers 200 to every other topic.
 
@@ -98,7 +100,8 @@ CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT D
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS credits (customer_id TEXT PRIMARY KEY, amount INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL,
-                                   triggered_ns INTEGER NOT NULL DEFAULT 0, fulfillment_status TEXT);
+                                   triggered_ns INTEGER NOT NULL DEFAULT 0, fulfillment_status TEXT,
+                                   shop TEXT NOT NULL DEFAULT '');
 """
 
 #: How an order's stored state is guarded, by `create_app`'s ``same_second``: the stored row is
@@ -240,15 +243,18 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                            (str(body["customer"]["id"]), _cents(body["total_price"])))
             if topic.startswith("orders/"):
                 updated = int(datetime.fromisoformat(order["updated_at"]).timestamp())
-                db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns, fulfillment_status) "
-                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
+                db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns, fulfillment_status, shop) "
+                           "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
                            "updated_ts = excluded.updated_ts, triggered_ns = excluded.triggered_ns, "
                            f"fulfillment_status = excluded.fulfillment_status WHERE {guard}",
                            (str(order["id"]), order["financial_status"], updated,
-                            triggered_ns(headers.get("x-shopify-triggered-at")), order.get("fulfillment_status")))
+                            triggered_ns(headers.get("x-shopify-triggered-at")), order.get("fulfillment_status"),
+                            headers.get("x-shopify-shop-domain") or ""))
                 if fulfillment_by_arrival:  # the broken twin: the last to arrive, whatever its age
                     db.execute("UPDATE orders SET fulfillment_status = ? WHERE object_id = ?",
                                (order.get("fulfillment_status"), str(order["id"])))
+            if topic == "shop/redact":  # the shop's data erased: its orders
+                db.execute("DELETE FROM orders WHERE shop = ?", (body.get("shop_domain") or "",))
         return JSONResponse({"ok": True})
 
     return app

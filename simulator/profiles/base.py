@@ -249,6 +249,11 @@ class Profile(ABC):
     #: compliance topics; Stripe's ``invoice.payment_succeeded``): `event_types` lists them only for a profile built with them
     #: (`registry.get_profile`'s ``subscribed``), so an endpoint that names none is sent what it was.
     optional_types: ClassVar[tuple[str, ...]] = ()
+    #: World types about the whole account, not one object (Shopify's ``app/uninstalled`` and
+    #: ``shop/redact``: a receiver may erase everything it holds of the shop on them). Where every
+    #: world shares the one account a config names (``target.account``), a receiver sent any runs
+    #: its scenarios one after another (`Runner.may_overlap`).
+    account_wide_types: ClassVar[tuple[str, ...]] = ()
     #: True when only ``target.enabled_events`` listing an optional type subscribes the endpoint to
     #: it (Stripe's ``invoice.payment_succeeded``: the endpoint's own list), False when a config
     #: naming it anywhere does (Shopify's compliance topics: in enabled_events, ``[business_keys]``

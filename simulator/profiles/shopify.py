@@ -142,6 +142,9 @@ class ShopifyProfile(Profile):
     #: only an app keeping its orders' shipping subscribes to: an endpoint naming neither is told
     #: the stories it always was, without fulfilments.
     optional_types = SHOPIFY_COMPLIANCE_TOPICS + SHOPIFY_FULFILMENT_TOPICS
+    #: shopify.dev, "Privacy law compliance": ``shop/redact`` asks the app to "erase data for that
+    #: store"; apps drop a shop's data on ``app/uninstalled`` too.
+    account_wide_types = ("app/uninstalled", "shop/redact")
     optional_noun = "optional Shopify topic"
 
     def event_types(self) -> Mapping[str, str]:

@@ -59,6 +59,7 @@ stories with fulfilments (`lifecycle`, `effect_story`, `state_story`).
 
 from __future__ import annotations
 
+import random
 import re
 from contextlib import contextmanager
 from dataclasses import replace
@@ -132,10 +133,20 @@ def shop_domain(account: str) -> str:
     return f"{shop or 'shop'}.myshopify.com"
 
 
+def own_shop(seed: int) -> str:
+    """The shop of a world whose config names none: one of its own per seed, ``hookproof-`` and
+    8 hex digits (as a Partner dashboard names a new development store ``quickstart-`` and 8), so
+    the worlds of one run, each its own shop id, never share a domain: an app erasing a shop's
+    data on ``shop/redact`` or ``app/uninstalled`` erases one scenario's (shopify.dev, "Privacy law
+    compliance": ``shop_id`` and ``shop_domain`` name the store to erase). Drawn apart from the
+    world's own draws, so no other id of a seed moves."""
+    return f"hookproof-{random.Random(f'shop:{seed}').getrandbits(32):08x}"
+
+
 class ShopifyWorld(RecordWorld):
     """A Shopify shop with an app installed, deterministic from `seed` (see the module docstring).
 
-    `account` names the shop (``acme`` is ``acme.myshopify.com``; default ``hookproof``);
+    `account` names the shop (``acme`` is ``acme.myshopify.com``; default `own_shop`'s);
     `api_version` is accepted for the engine's sake and ignored: the resources are 2024-10's.
     Operations raise WorldError for an unknown object or a change Shopify does not make.
     """
@@ -144,7 +155,7 @@ class ShopifyWorld(RecordWorld):
 
     def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
                  start_us: int | None = None, step_us: int = 400_000, api_version: str = SHOPIFY_API_VERSION) -> None:
-        super().__init__(seed, livemode=livemode, account=account or "hookproof", start_us=start_us,
+        super().__init__(seed, livemode=livemode, account=account or own_shop(seed), start_us=start_us,
                          step_us=step_us, api_version=SHOPIFY_API_VERSION)
         self.domain = shop_domain(self.account)
         self._fake = FakeData(seed)

@@ -79,8 +79,10 @@ SCENARIOS = ["duplicate-sequential", "mass-redelivery", "forged-signature", "mis
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "failed", "check"), [
     ("examples.receivers.shopify_app", {}, None),
+    # (its second erasure of the shop, on the redelivered shop/redact, also erases the orders the
+    # state story stored after the first: stale)
     ("examples.receivers.shopify_app_redact_every_delivery",
-     {"duplicate-sequential": ["duplicated"], "mass-redelivery": ["duplicated"]}, "duplicated"),
+     {"duplicate-sequential": ["duplicated"], "mass-redelivery": ["duplicated", "stale"]}, "duplicated"),
     ("examples.receivers.shopify_app_compliance_unverified",
      {"forged-signature": ["unexpected"], "missing-signature": ["unexpected"]}, "unexpected"),
 ])

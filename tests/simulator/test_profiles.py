@@ -22,6 +22,7 @@ from hookproof.simulator.profiles.base import Profile, canonical_json
 from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, SCRIPTS, emit_events, new_world, world_event_types
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld, mp_date
+from hookproof.simulator.world.shopify import own_shop
 from tests.simulator.stripe_format import stripe_reference
 
 CREATED_US = 1_700_000_000_123_456
@@ -428,7 +429,7 @@ def test_shopify_envelope() -> None:
     envelope = profile.envelope(event)
     assert envelope.type == "refunds/create"
     assert envelope.headers["X-Shopify-Topic"] == "refunds/create"
-    assert envelope.headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
+    assert envelope.headers["X-Shopify-Shop-Domain"] == f"{own_shop(3)}.myshopify.com"  # the world's own shop
     assert envelope.headers["X-Shopify-API-Version"] == "2024-10"
     assert envelope.headers["X-Shopify-Triggered-At"] == rfc3339_ns(event.created_us)
     # a refund's refunds/create is its action's first event: the action's Event-Id is its id

@@ -148,7 +148,7 @@ def test_official_node_verifiers(node_dir: Path) -> None:
         "valid": True,
         "reason": None,
         "topic": "ORDERS_PAID",
-        "domain": "hookproof.myshopify.com",
+        "domain": sh_request.headers["X-Shopify-Shop-Domain"],
         "apiVersion": "2024-10",
         "webhookId": sh_request.headers["X-Shopify-Webhook-Id"],
         "eventId": sh_request.headers["X-Shopify-Event-Id"],
