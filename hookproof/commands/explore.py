@@ -463,6 +463,24 @@ def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios:
                                    seed=seed, started_at=started, config=cfg.source)
 
 
+@contextlib.contextmanager
+def _hypothesis_home(folder: Path) -> Iterator[None]:
+    """Hypothesis's own files (its cache of the constants it reads from source, ``constants/``)
+    kept in `folder`, beside the example database, not in the directory explore ran from; unless
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` names one. The previous home is put back on the way out."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    before = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(folder)
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
+
+
 def _database(out: Path) -> Any:
     """The Hypothesis example database for a run: none under CI (the schedule file survives)."""
     from hypothesis import settings
@@ -546,7 +564,8 @@ def register(app: typer.Typer) -> None:
                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat, \
                         run_deadline(limit_s if limit_s is not None else cfg.run.max_duration_s, deadline,
-                                     after="the search stopped there") as disarm:
+                                     after="the search stopped there") as disarm, \
+                        _hypothesis_home((out or DEFAULT_ROOT) / ".hypothesis"):
                     run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
                                       database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
                                       progress=progress, on_target=described.append,

@@ -501,3 +501,23 @@ def test_a_run_its_deadline_stopped_says_so_not_sigint() -> None:
     assert stop_words(fired, "SIGINT") == fired[0]
     assert stop_words([], "SIGTERM") == "stopped by SIGTERM"
     assert stop_words([], None) is None
+
+
+def test_explore_keeps_hypothesis_s_own_files_beside_its_results(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis caches the constants it reads from local source under its home directory, by
+    default ``.hypothesis`` in the directory a run started from: a user's project folder. explore
+    points it at its results' ``.hypothesis`` while it runs, then puts the previous one back, and
+    leaves a ``HYPOTHESIS_STORAGE_DIRECTORY`` the user set alone."""
+    from hypothesis.configuration import storage_directory
+
+    from hookproof.commands.explore import _hypothesis_home
+
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    before = storage_directory("constants", intent_to_write=False).path
+    with _hypothesis_home(tmp_path / "out" / ".hypothesis"):
+        assert storage_directory("constants", intent_to_write=False).path == tmp_path / "out" / ".hypothesis" / "constants"
+    assert storage_directory("constants", intent_to_write=False).path == before
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "mine"))
+    with _hypothesis_home(tmp_path / "out" / ".hypothesis"):
+        assert storage_directory("constants", intent_to_write=False).path == before  # the user's choice stands
