@@ -590,7 +590,7 @@ class Runner:
         if unhealed:
             return _error(scenario, f"the faults could not be healed: {unhealed}", t0)
         try:
-            observations, settled = self._settle(world, events, scenario.id)
+            observations, settled = self._settle(world, events, scenario.id, patient=scenario.tier == "chaos")
         except ScenarioError as exc:  # the observer broke mid-run: this scenario cannot be judged
             return _error(scenario, f"observing the receiver failed: {exc}", t0)
         observations = between + observations  # reads after each phase, then the settled ones
@@ -868,7 +868,7 @@ class Runner:
         return None
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
-                delivering: bool = False) -> tuple[list[Observation], bool]:
+                delivering: bool = False, patient: bool = False) -> tuple[list[Observation], bool]:
         """Read the receiver until it settles (`observers.settle`): once a read shows every
         effect and state the history so far implies (`_shows_expected`), unchanged for
         settle's short quiet period; while none does, up to the settle deadline (a receiver
@@ -881,7 +881,12 @@ class Runner:
         receiver keeps an effect or a state from the truth: the run fails on it either way),
         the others give a read that falls short the window only, as before settling on
         evidence, so a broken receiver costs the run about one such wait, not one per
-        scenario. Beside other scenarios, such a read settles only once, for the window,
+        scenario. A chaos scenario (`patient`) is not hurried so: its kill, pause or restart
+        delays what a receiver applying after it answers (a queue, a worker) shows, and a read
+        judged on the window alone would charge an effect still to come to this scenario as
+        lost (and the next scenario's kill might then destroy it for good); each settles on
+        evidence, so a broken receiver costs each chaos scenario it falls short in about
+        `settle_stall_s`. Beside other scenarios, such a read settles only once, for the window,
         nothing the receiver shows changed and no other scenario delivered (`delivering`:
         this one is between two of its phases), as when it runs alone after the others.
         Returns every read (only this world's objects) and whether it settled before the
@@ -896,7 +901,7 @@ class Runner:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
-                            stall_s=self.settle_stall_s, patient=lambda: not self._fell_short)
+                            stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short)
             observations += result.observations
             if result.short:
                 self._fell_short = True
