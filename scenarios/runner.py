@@ -927,7 +927,7 @@ class Runner:
                 self._fell_short = True
                 self._short_in = self._short_in or scenario_id
                 return observations, True, False
-            hurried = not patient and self._fell_short and not owed(observations[-1])
+            hurried = result.settled and not patient and self._fell_short and not owed(observations[-1])
             # Beside other scenarios, this world's part unchanged for the window is not enough
             # unless it shows everything expected: the receiver may still be working through
             # the others' deliveries with this scenario's queued behind them (a queue, a
