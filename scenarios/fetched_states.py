@@ -9,7 +9,9 @@ finding whose object was fetched (``when the receiver fetched 123, the provider 
 as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
 an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
 test-mode endpoint``); `with_unsettled` says, in each acknowledged ``lost`` finding of a
-scenario whose settle reached its deadline, which setting bounded the wait; `with_unexplained`
+scenario whose settle reached its deadline, which setting bounded the wait; `with_hurried`, in
+each such finding and each ``stale`` one of a scenario that settled on the window alone because
+an earlier one fell short, how to tell late from lost; `with_unexplained`
 says, of an acknowledged ``lost`` finding nothing else explains, what a receiver does that
 answers 2xx and applies nothing, naming the provider's identity of an event and the last
 earlier event of the same object acknowledged before it. Pure.
@@ -40,13 +42,14 @@ def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]
     return _with_lost_messages(report, served)
 
 
-def _with_lost_messages(report: ScenarioReport, rewrite: Callable[[FindingView], str | None]) -> ScenarioReport:
-    """`report` with each ``lost`` finding's message as `rewrite` gives it (None: unchanged);
-    `report` itself when none changed."""
+def _with_lost_messages(report: ScenarioReport, rewrite: Callable[[FindingView], str | None],
+                        check_ids: AbstractSet[str] = frozenset({"lost"})) -> ScenarioReport:
+    """`report` with each ``lost`` finding's message (each of the `check_ids` checks') as
+    `rewrite` gives it (None: unchanged); `report` itself when none changed."""
     changed = False
     checks = []
     for check in report.checks:
-        if check.check_id != "lost":
+        if check.check_id not in check_ids:
             checks.append(check)
             continue
         findings = []
@@ -86,6 +89,23 @@ def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
             "reads showed it: a receiver that applies after it answers (a worker, a queue) needs a deadline "
             "above its lag")
     return _with_lost_messages(report, lambda f: f.message + note if f.message.startswith(ACKED_LOST) else None)
+
+
+def with_hurried(report: ScenarioReport, window_s: float, short_in: str, command: str) -> ScenarioReport:
+    """`report` with each acknowledged ``lost`` and each ``stale`` finding saying that the
+    scenario settled on the window alone (`window_s`, seconds: ``[settle] window_s``), short of
+    what the receiver owes, because an earlier scenario of the run (`short_in`) fell short of
+    it (`runner.Runner._settle`), and how to tell a late effect from a lost one: certify the
+    scenario alone (`command`), which waits for it; unchanged when there is none."""
+    note = (f"; this scenario settled on the window alone ([settle] window_s = {window_s:g} s), not "
+            f"waiting for what the receiver owes, because an earlier scenario of this run ({short_in}) fell "
+            "short of it: an effect or a state a receiver applies later than that after it answers (a worker, "
+            f"a queue) reads as missing here; certify this scenario alone ({command}) to tell late from lost")
+
+    def hurried(f: FindingView) -> str | None:
+        return f.message + note if f.check_id == "stale" or f.message.startswith(ACKED_LOST) else None
+
+    return _with_lost_messages(report, hurried, frozenset({"lost", "stale"}))
 
 
 #: The chaos operations (`chaos.nemesis.Nemesis`, a history's fault ops) after which the receiver's start
@@ -184,4 +204,5 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
             f"it, or answers before its work commits{words}")
 
 
-__all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_mode", "with_unexplained", "with_unsettled"]
+__all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_hurried", "with_mode", "with_unexplained",
+           "with_unsettled"]

@@ -14,6 +14,7 @@ the report is the same shape, in catalog order.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import threading
 import time
 import zlib
@@ -49,7 +50,14 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.fetched_states import RESTARTING_OPS, with_fetched, with_mode, with_unexplained, with_unsettled
+from hookproof.scenarios.fetched_states import (
+    RESTARTING_OPS,
+    with_fetched,
+    with_hurried,
+    with_mode,
+    with_unexplained,
+    with_unsettled,
+)
 from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.leftovers import leftovers
@@ -195,6 +203,8 @@ class Runner:
     #: a settle of this run waited for what its reads owed (to the deadline, or `settle_stall_s`
     #: unchanged) and they still fell short (`_settle`)
     _fell_short: bool = field(default=False, init=False, repr=False)
+    #: the first scenario whose settle fell short (`_fell_short`), which later findings name
+    _short_in: str | None = field(default=None, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
@@ -596,7 +606,8 @@ class Runner:
         if unhealed:
             return _error(scenario, f"the faults could not be healed: {unhealed}", t0)
         try:
-            observations, settled = self._settle(world, events, scenario.id)
+            observations, settled, hurried = self._settle(world, events, scenario.id,
+                                                          patient=scenario.tier == "chaos")
         except ScenarioError as exc:  # the observer broke mid-run: this scenario cannot be judged
             return _error(scenario, f"observing the receiver failed: {exc}", t0)
         observations = between + observations  # reads after each phase, then the settled ones
@@ -662,6 +673,8 @@ class Runner:
             report = with_fetched(report, served_log(self.server_state).statuses)
         if verdict == "fail":  # an effect not shown yet when the settle's deadline came
             report = with_unsettled(report, self.settle_deadline_s)
+        if verdict == "fail" and hurried:  # nor when the window alone ended it, an earlier scenario short
+            report = with_hurried(report, self.settle_window_s, self._short_in or "?", self._alone(scenario.id))
         if verdict == "fail":  # acknowledged, not applied, and nothing above says why
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
@@ -671,6 +684,11 @@ class Runner:
                                       answers=lambda i: excerpts.get(i, ""), shared_id=self.profile.shared_id,
                                       unowed=frozenset(applied - set(expectations.expected)))
         return report
+
+    def _alone(self, scenario_id: str) -> str:
+        """The command that certifies scenario `scenario_id` alone, in the world it had here."""
+        config = ([] if self.config_file in (None, "hookproof.toml") else ["-c", shlex.quote(str(self.config_file))])
+        return " ".join(["hookproof certify", *config, scenario_id, "--seed", str(self.seed)])
 
     # ---- steps ------------------------------------------------------------------
     def _read_before(self) -> Observation | None:
@@ -840,7 +858,7 @@ class Runner:
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
                 if observe_between and phase is not plan.phases[-1]:
-                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
+                    read, _, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
                     between.extend(read)
             if held is not None:
                 holds.release(plan.held_fetch)
@@ -874,7 +892,7 @@ class Runner:
         return None
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
-                delivering: bool = False) -> tuple[list[Observation], bool]:
+                delivering: bool = False, patient: bool = False) -> tuple[list[Observation], bool, bool]:
         """Read the receiver until it settles (`observers.settle`): once a read shows every
         effect and state the history so far implies (`_shows_expected`), unchanged for
         settle's short quiet period; while none does, up to the settle deadline (a receiver
@@ -887,11 +905,18 @@ class Runner:
         receiver keeps an effect or a state from the truth: the run fails on it either way),
         the others give a read that falls short the window only, as before settling on
         evidence, so a broken receiver costs the run about one such wait, not one per
-        scenario. Beside other scenarios, such a read settles only once, for the window,
+        scenario. A chaos scenario (`patient`) is not hurried so: its kill, pause or restart
+        delays what a receiver applying after it answers (a queue, a worker) shows, and a read
+        judged on the window alone would charge an effect still to come to this scenario as
+        lost (and the next scenario's kill might then destroy it for good); each settles on
+        evidence, so a broken receiver costs each chaos scenario it falls short in about
+        `settle_stall_s`. Beside other scenarios, such a read settles only once, for the window,
         nothing the receiver shows changed and no other scenario delivered (`delivering`:
         this one is between two of its phases), as when it runs alone after the others.
-        Returns every read (only this world's objects) and whether it settled before the
-        deadline."""
+        Returns every read (only this world's objects), whether it settled before the
+        deadline, and whether it was hurried so: it settled on the window alone, short of what
+        the receiver owes, because an earlier scenario fell short (its findings say so,
+        `with_hurried`)."""
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
@@ -902,28 +927,30 @@ class Runner:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
-                            stall_s=self.settle_stall_s, patient=lambda: not self._fell_short)
+                            stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short)
             observations += result.observations
             if result.short:
                 self._fell_short = True
-                return observations, True
+                self._short_in = self._short_in or scenario_id
+                return observations, True, False
+            hurried = result.settled and not patient and self._fell_short and not owed(observations[-1])
             # Beside other scenarios, this world's part unchanged for the window is not enough
             # unless it shows everything expected: the receiver may still be working through
             # the others' deliveries with this scenario's queued behind them (a queue, a
             # background write), which no read shows while they change nothing.
             if not (self._overlapping and result.settled and not result.early):
-                return observations, result.settled
+                return observations, result.settled, hurried
             with self._observe_lock:
                 others = self._delivering - (1 if delivering else 0)
                 quiet_since = max(self._whole_changed_at, self._delivered_at)
             if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
-                return observations, True
+                return observations, True, hurried
             # A receiver already known to keep something from the truth (`_fell_short`) gets
             # a read short of what it owes the stall bound, not the whole deadline, beside others.
             final = observations[-1]
             if (self._fell_short and self.settle_stall_s is not None and not owed(final)
                     and final.at - unchanged_since(observations) >= self.settle_stall_s - 1e-9):
-                return observations, True
+                return observations, True, False  # waited for `settle_stall_s`, as alone
 
     def _expected_picture(self, events: Sequence[Event], scenario_id: str
                           ) -> tuple[Callable[[Observation], bool] | None, Callable[[Observation], bool]]:

@@ -96,6 +96,33 @@ def test_an_unsettled_scenario_s_lost_finding_names_the_deadline(settled: bool, 
     assert report.checks[0].findings[0].message == expected
 
 
+HURRIED = ("; this scenario settled on the window alone ([settle] window_s = 0.3 s), not waiting for what the receiver "
+           "owes, because an earlier scenario of this run (duplicate-sequential) fell short of it: an effect or a state "
+           "a receiver applies later than that after it answers (a worker, a queue) reads as missing here; certify this "
+           "scenario alone (hookproof certify thin-event --seed 7) to tell late from lost")
+
+
+@pytest.mark.parametrize(("check_id", "message", "expected"), [
+    ("lost", "acknowledged 1 time(s) but not applied by the end of settling",
+     "acknowledged 1 time(s) but not applied by the end of settling" + HURRIED),
+    ("stale", "object missing after settling", "object missing after settling" + HURRIED),
+    ("lost", "never applied and never acknowledged: ...", "never applied and never acknowledged: ..."),
+    ("duplicated", "acknowledged twice, applied twice", "acknowledged twice, applied twice"),
+])
+def test_a_hurried_scenario_s_lost_and_stale_findings_say_how_to_tell_late_from_lost(
+        check_id: str, message: str, expected: str) -> None:
+    from dataclasses import replace
+
+    from hookproof.scenarios.fetched_states import with_hurried
+
+    report = _report(message)
+    check = report.checks[0]
+    report = replace(report, checks=(replace(check, check_id=check_id, findings=tuple(
+        replace(f, check_id=check_id) for f in check.findings)),))
+    report = with_hurried(report, 0.3, "duplicate-sequential", "hookproof certify thin-event --seed 7")
+    assert report.checks[0].findings[0].message == expected
+
+
 def _lost_after(outcome: str, answered_at: float, object_id: str | None = "123") -> ScenarioReport:
     """`_report`'s acknowledged lost finding (attempt 4 of e1, sent at 1.0), beside an earlier
     attempt 2 of another event e0 of `object_id` that ended `outcome` at `answered_at`."""

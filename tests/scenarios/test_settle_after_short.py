@@ -1,0 +1,53 @@
+"""A catalog scenario hurried because an earlier one fell short says so in its findings.
+
+Once a scenario of the run fell short of what the receiver owes (it waited `stall_s`), a later
+catalog scenario's read short of what it owes settles on the window alone: the run fails either
+way, and a broken receiver costs it one such wait, not one per scenario. A receiver applying
+after it answers is then judged before it applies, and its late effects read as ``lost`` in
+that scenario. `tests.chaos.late_apply` persists each event, answers 200 and applies it 0.5 s
+later (correct, only late); with ``lose_first=1`` it keeps its first event's effect from the
+truth, so `duplicate-sequential` falls short. `reorder`'s ``lost`` findings then name that the
+scenario settled on the window alone because `duplicate-sequential` fell short, and the command
+that certifies it alone (where it waits for what is owed, as the receiver without
+``lose_first`` shows passing both).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.config_model import SettleConfig
+from hookproof.demo import receiver_config
+
+SECRET = "whsec_after_short_" + "0" * 22
+SEED = 4242
+HURRIED = ("; this scenario settled on the window alone ([settle] window_s = 0.3 s), not waiting for what the "
+           "receiver owes, because an earlier scenario of this run (duplicate-sequential) fell short of it: an "
+           "effect or a state a receiver applies later than that after it answers (a worker, a queue) reads as "
+           "missing here; certify this scenario alone (hookproof certify reorder --seed 4242) to tell late from lost")
+
+
+def _certify(tmp_path: Path, scenarios: list[str], **options: float) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """scenario id -> (verdict, its findings' checks and messages), run one after another."""
+    cfg = receiver_config("late_apply", tmp_path, SECRET, seed=SEED, scenarios=scenarios,
+                          module="tests.chaos.late_apply", cwd=PROJECT_ROOT, options=options)
+    assert cfg.settle == SettleConfig()  # the defaults: a 0.3 s window, below the receiver's 0.5 s lag
+    report = certify(cfg, out_dir=tmp_path / "report", overlap=1).report
+    return {s.id: (s.verdict, sorted((f.check_id, f.message) for f in s.findings)) for s in report.scenarios}
+
+
+def test_a_late_receiver_passes(tmp_path: Path) -> None:
+    got = _certify(tmp_path, ["duplicate-sequential", "reorder"])
+    assert got == {"duplicate-sequential": ("pass", []), "reorder": ("pass", [])}, got
+
+
+def test_findings_of_a_scenario_hurried_after_one_fell_short_say_so(tmp_path: Path) -> None:
+    got = _certify(tmp_path, ["duplicate-sequential", "reorder"], lose_first=1)
+    verdict, findings = got["duplicate-sequential"]  # its first event's effect, waited for and lost
+    assert verdict == "fail" and [(c, HURRIED in m) for c, m in findings] == [("lost", False)], got
+    verdict, findings = got["reorder"]  # late effects judged on the window alone
+    assert verdict == "fail" and findings and {c for c, _ in findings} <= {"lost", "stale"}, got
+    assert all(m.endswith(HURRIED) for _, m in findings), findings
+
