@@ -120,11 +120,12 @@ def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
     if emittable is not None:
         can = set(emittable)
         drawn = [t for t in left if t in can]
-        if drawn:
-            cannot = [t for t in left if t not in can]
-            note += (f" ({', '.join(cannot)}: its operations never emit them; " if cannot else " (") + \
-                f"{', '.join(drawn)}: its operations can, and this search drew none: more --max-examples or another " \
-                "--seed may)"
+        cannot = [t for t in left if t not in can]
+        if not drawn:  # none a longer search would send
+            return note + " (its operations never emit them)"
+        note += (f" ({', '.join(cannot)}: its operations never emit them; " if cannot else " (") + \
+            f"{', '.join(drawn)}: its operations can, and this search drew none: more --max-examples or another " \
+            "--seed may)"
     return note
 
 

@@ -34,7 +34,7 @@ def test_explore_operations_emit_checkout_and_the_note_names_only_what_they_neve
     sent = {"checkout.session.completed", "checkout.session.async_payment_succeeded", "invoice.paid"}
     assert explore_unsent_note(cfg, get_profile("stripe"), sent) == (
         "enabled types never sent by this explore: checkout.session.expired, customer.subscription.paused: its "
-        "verdict says nothing of how the receiver handles them")
+        "verdict says nothing of how the receiver handles them (its operations never emit them)")
     # a new user's search sent no delayed payment's settlement, which its operations can emit: the
     # note said it never sends them; it names them apart, as types a longer search may draw
     assert explore_unsent_note(cfg, get_profile("stripe"), {"checkout.session.completed", "invoice.paid"}) == (
