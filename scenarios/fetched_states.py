@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import AbstractSet, Callable, Sequence
 
 from hookproof.reports.model import AttemptView, FindingView, ScenarioReport
+from hookproof.scenarios.state_words import OBJECT_MISSING
 
 #: The start of an acknowledged ``lost`` finding's message (`key_loops.lost_finding`).
 ACKED_LOST = "acknowledged "
@@ -92,18 +93,22 @@ def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
 
 
 def with_hurried(report: ScenarioReport, window_s: float, short_in: str, command: str) -> ScenarioReport:
-    """`report` with each acknowledged ``lost`` and each ``stale`` finding saying that the
-    scenario settled on the window alone (`window_s`, seconds: ``[settle] window_s``), short of
+    """`report` with each acknowledged ``lost`` finding and each ``stale`` one of an object
+    missing saying that the scenario settled on the window alone (`window_s`, seconds: ``[settle] window_s``), short of
     what the receiver owes, because an earlier scenario of the run (`short_in`) fell short of
     it (`runner.Runner._settle`), and how to tell a late effect from a lost one: certify the
-    scenario alone (`command`), which waits for it; unchanged when there is none."""
+    scenario alone (`command`), which waits for it; unchanged when there is none. Not a ``stale``
+    finding of an object the receiver holds in an older state: a receiver keeping states in
+    arrival order fails so in every scenario after the first it fell short in, and the note told
+    each of its findings of a lag it does not have."""
     note = (f"; this scenario settled on the window alone ([settle] window_s = {window_s:g} s), not "
             f"waiting for what the receiver owes, because an earlier scenario of this run ({short_in}) fell "
             "short of it: an effect or a state a receiver applies later than that after it answers (a worker, "
             f"a queue) reads as missing here; certify this scenario alone ({command}) to tell late from lost")
 
     def hurried(f: FindingView) -> str | None:
-        return f.message + note if f.check_id == "stale" or f.message.startswith(ACKED_LOST) else None
+        late = f.message.startswith(ACKED_LOST) or (f.check_id == "stale" and f.message.startswith(OBJECT_MISSING))
+        return f.message + note if late else None
 
     return _with_lost_messages(report, hurried, frozenset({"lost", "stale"}))
 

@@ -202,6 +202,10 @@ def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth:
     return message, NamedState(prev[1], f"{was} or later"), NamedState(st.status, now)
 
 
+#: A ``stale`` finding's message for an object the receiver does not hold at all (`stale_words`).
+OBJECT_MISSING = "object missing after settling"
+
+
 def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
                 expectations: Expectations) -> tuple[str, NamedState, NamedState | None]:
     """``stale``'s (message, expected, actual) for an object whose settled state `st` is not
@@ -214,7 +218,7 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     final = state_words(truth.final_status, truth, truth.final_version, idx, expectations)
     expected = NamedState(truth.final_status, final)
     if st is None:
-        return "object missing after settling", expected, None
+        return OBJECT_MISSING, expected, None
     servable = (expectations.servable or {}).get(truth.object_id)
     seen = truth.with_servable(servable)
     exact = st.version is not None
@@ -228,6 +232,6 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     return message, expected, NamedState(st.status, got)
 
 
-__all__: Sequence[str] = ["NamedState", "OVERLAP_SENTENCE", "STALE_OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
+__all__: Sequence[str] = ["NamedState", "OBJECT_MISSING", "OVERLAP_SENTENCE", "STALE_OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
                           "unacknowledged_words",
                           "state_words", "tie_words"]

@@ -6,7 +6,7 @@ way, and a broken receiver costs it one such wait, not one per scenario. A recei
 after it answers is then judged before it applies, and its late effects read as ``lost`` in
 that scenario. `tests.chaos.late_apply` persists each event, answers 200 and applies it 0.5 s
 later (correct, only late); with ``lose_first=1`` it keeps its first event's effect from the
-truth, so `duplicate-sequential` falls short. `reorder`'s ``lost`` findings then name that the
+truth, so `duplicate-sequential` falls short. `reorder`'s ``lost`` findings and its ``stale`` ones of an object missing then name that the
 scenario settled on the window alone because `duplicate-sequential` fell short, and the command
 that certifies it alone (where it waits for what is owed, as the receiver without
 ``lose_first`` shows passing both).
