@@ -370,6 +370,25 @@ def _gave_up(master_log: Path) -> int | None:
     return int(counts[-1]) if counts else 0
 
 
+def workers_lost_note(master_log: Path) -> str | None:
+    """The note for a storm whose Locust master lost workers mid-storm (Locust's ``Worker <id>
+    failed to send heartbeat, setting state to missing``: a worker too busy to answer its
+    heartbeat in time, or gone; with the last one missing Locust stops the test), quoting the
+    master's last such line; None when its log (`master_log`) says none went missing."""
+    try:
+        text = master_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    missing = set(re.findall(r"Worker (\S+) failed to send heartbeat", text))
+    lines = [line for line in text.splitlines() if "failed to send heartbeat" in line or "went missing" in line]
+    if not missing and not lines:
+        return None
+    last = lines[-1].split(": ", 1)[-1].strip() if lines else ""
+    return (f"Locust's master lost {len(missing) or 'its'} worker(s) mid-storm: their heartbeats stopped (a worker "
+            f"too busy to answer in time, on a loaded machine, or gone), and Locust stops the test when the last "
+            f"one goes missing (\"{last}\", locust/locust-master.log): the storm sent less than it was asked to")
+
+
 def _read_progress(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -679,6 +698,9 @@ def register(app: typer.Typer) -> None:
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
         if unread is not None:
             report = dataclasses.replace(report, notes=(*report.notes, unread))
+        lost_workers = workers_lost_note(out / "locust" / "locust-master.log")
+        if lost_workers is not None:  # why a storm sent little or nothing: only the master's log said
+            report = dataclasses.replace(report, notes=(*report.notes, lost_workers))
         version_note = served.api_version_note() if served is not None else None
         if version_note is not None:  # the receiver's SDK pins a Stripe-Version hookproof does not model
             report = dataclasses.replace(report, notes=(*report.notes, version_note))
@@ -707,7 +729,7 @@ def register(app: typer.Typer) -> None:
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
         if (tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered
-                or slow_start or unmodelled):  # the master wrote the reports; they name the log and quote it, as certify's
+                or slow_start or unmodelled or lost_workers):  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)
