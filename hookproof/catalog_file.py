@@ -582,11 +582,13 @@ def _check_bodies(user: Any, say: Callable[[str], None] = lambda _: None) -> Non
 
 
 def _validate(user: Any, spec: Any, body: Any, what: str) -> None:
+    from hookproof.simulator.world.user_catalog import schema_error
+
     error = next(iter(user.validator(spec.type).iter_errors(body)), None)
     if error is not None:
         shown, where = _origin({"source": spec.source, "where": spec.source.split(": ", 1)[-1]})
-        at = ".".join(str(p) for p in error.absolute_path) or "the top"
-        _fail(f"{what} does not match the schema at {at}: {error.message[:160]}", shown, where)
+        at, reason = schema_error(error)
+        _fail(f"{what} does not match the schema at {at}: {reason}", shown, where)
 
 
 _CACHE: dict[str, Any] = {}

@@ -8,7 +8,9 @@ payload with a path: dotted (``data.object.id``, list items by index, the syntax
 
 `InstanceMaker` makes a value that a JSON Schema (draft 2020-12, its common keywords)
 accepts, deterministically from a `random.Random`: ``const``, ``enum``, ``examples``
-and ``default`` first; then by ``type``: objects with every property, arrays of
+and ``default`` first (an example or default only when the schema without it allows it,
+`allows`: Speakeasy-generated models give optional nullable fields the sentinel string
+``"~?~unset~?~sentinel~?~"`` as their default, an integer's too); then by ``type``: objects with every property, arrays of
 ``minItems`` (at least one) items, strings of the schema's ``format`` (``date-time``,
 ``date``, ``uuid`` and ``uuid4``…, `uuid_version`; ``email``, ``uri``…) and length, numbers within their bounds.
 ``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
@@ -364,11 +366,44 @@ def _deref_or_none(schema: Any, root: Any) -> Any:
         return None
 
 
-def _unsolvable(schema: Any) -> bool:
-    """True for a string schema with a ``pattern`` and no value to copy (const, enum, examples, default)."""
+def _without(schema: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """`schema` without `key` (itself when it has none)."""
+    return {k: v for k, v in schema.items() if k != key} if key in schema else schema
+
+
+def allows(schema: Any, value: Any, root: Any) -> bool:
+    """Whether `schema` (its ``$ref``s local to `root`) allows `value`, ``format``s checked
+    (draft 2020-12): a schema's own ``default`` or ``examples`` may not (the sentinel string
+    Speakeasy-generated models give an optional nullable integer as its default)."""
+    from jsonschema import Draft202012Validator
+
+    held = _VALIDATORS.get(id(root))
+    if held is None or held[0] is not root:
+        if len(_VALIDATORS) >= _AT_SCHEMAS:
+            _VALIDATORS.clear()
+        held = _VALIDATORS[id(root)] = (root, Draft202012Validator(
+            root if isinstance(root, (Mapping, bool)) else {}, format_checker=Draft202012Validator.FORMAT_CHECKER))
+    try:
+        return bool(held[1].evolve(schema=schema).is_valid(value))
+    except Exception:  # a reference the root lacks: the value is not known to be refused
+        return True
+
+
+#: id of a root schema -> (the schema, its validator): `allows`
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+
+
+def _unsolvable(schema: Any, root: Any) -> bool:
+    """True for a string schema with a ``pattern`` and no value to copy (const, enum, an example or
+    default it allows)."""
     if not isinstance(schema, Mapping) or "pattern" not in schema:
         return False
-    return not any(k in schema for k in ("const", "enum", "examples", "default"))
+    if any(k in schema for k in ("const", "enum")):
+        return False
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples and allows(_without(schema, "examples"), examples[0], root):
+        return False
+    return not ("default" in schema and allows(_without(schema, "default"), schema["default"], root))
 
 
 class InstanceMaker:
@@ -439,11 +474,12 @@ class InstanceMaker:
             return schema["const"]
         if schema.get("enum"):
             return self.rng.choice(list(schema["enum"]))
-        for key in ("examples", "default"):
-            if key == "examples" and isinstance(schema.get(key), list) and schema[key]:
-                return schema[key][0]
-            if key == "default" and key in schema:
-                return schema[key]
+        if isinstance(schema.get("examples"), list) and schema["examples"] \
+                and allows(_without(schema, "examples"), schema["examples"][0], root):
+            return schema["examples"][0]
+        if "default" in schema and allows(_without(schema, "default"), schema["default"], root):
+            return schema["default"]
+        schema = _without(_without(schema, "examples"), "default")  # one its schema refuses: as if none
         for combinator in ("oneOf", "anyOf"):
             branches = [b for b in schema.get(combinator) or () if isinstance(b, (Mapping, bool))]
             if branches:
@@ -482,7 +518,7 @@ class InstanceMaker:
             return out
         props = schema.get("properties") or {}
         for name, sub in props.items():
-            if name not in required and _unsolvable(_deref_or_none(sub, root)):  # an optional field we cannot fill
+            if name not in required and _unsolvable(_deref_or_none(sub, root), root):  # an optional field we cannot fill
                 continue
             try:
                 out[name] = self._make(sub, depth + 1, root, active)
@@ -563,6 +599,6 @@ class InstanceMaker:
         return self.token(max(low, min(high, 16)))
 
 
-__all__ = ["InstanceMaker", "MAX_DEPTH", "MAX_RECURSION", "Path", "TooDeep", "deref", "dotted", "get_path", "has_path",
+__all__ = ["InstanceMaker", "allows", "MAX_DEPTH", "MAX_RECURSION", "Path", "TooDeep", "deref", "dotted", "get_path", "has_path",
            "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet", "uuid_version",
            "with_flags"]

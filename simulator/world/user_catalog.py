@@ -70,8 +70,10 @@ user and makes a second email primary, while ``user.created``'s example is the s
 A type made from its schema alone keeps the object's values but those its schema fixes
 (``const``). When a type happens again to one object (a second ``user.updated``), the
 free-text strings its example changes from its kind's first type's (no ``enum``,
-``const``, ``pattern`` or ``format``, not an id, time, email or URL) get the example's
-value, a space and 4 random characters from the seed, within ``maxLength``: two
+``const``, ``pattern`` or ``format``, behind a ``$ref`` or in a branch either, `_constrained`:
+a nullable enum is ``anyOf [{$ref: Reason}, null]``; not an id, time, email or URL) get the
+example's value, a space and 4 random characters from the seed, within ``maxLength``, when
+the field's schema allows that text (`_allows`; else the field keeps its value): two
 successive events of one object then differ in a field a receiver may compare
 (``[observer.state_fields]``), so keeping the last to arrive instead of the newest shows.
 The body is
@@ -115,6 +117,7 @@ from hookproof.simulator.world.json_instances import (
     InstanceMaker,
     Path,
     TooDeep,
+    deref,
     dotted,
     get_path,
     has_path,
@@ -278,8 +281,8 @@ class UserCatalog:
             return
         error = next(iter(validator.iter_errors(body)), None)
         if error is not None:
-            at = ".".join(str(p) for p in error.absolute_path) or "the top"
-            raise InvalidBody(spec.type, at, error.message[:160], source=spec.source or self.name)
+            at, reason = schema_error(error)
+            raise InvalidBody(spec.type, at, reason, source=spec.source or self.name)
 
     def validator(self, event_type: str) -> Any:
         """The `jsonschema` validator of `event_type`'s schema (draft 2020-12, ``format``s
@@ -410,7 +413,9 @@ class UserCatalogWorld(RecordWorld):
         if repeats:  # the type again on this object: what it changes, changed again
             node = get_path(body, parent) if parent and has_path(body, parent) else body
             for name, limit in self._varied(spec):
-                node[name] = self._vary(str(self._base_node(spec)[name]), limit)
+                varied = self._vary(str(self._base_node(spec)[name]), limit)
+                if self._allows(spec, (*parent, name), varied):  # else the schema refuses it: left unchanged
+                    node[name] = varied
         born = self._born.setdefault(oid, at)
         for path, unit in self._object_times(spec, parent, body, _CREATED):  # the object's: when it was made
             set_path(body, path, _time_value(unit, born))
@@ -1004,7 +1009,8 @@ class UserCatalogWorld(RecordWorld):
     def _varied(self, spec: EventSpec) -> list[tuple[str, int | None]]:
         """The fields a repeat of `spec` on one object changes again, with their ``maxLength``:
         the object's free-text string fields (no ``enum``, ``const``, ``pattern`` or ``format``
-        in the schema; not an id, a time, an email or a URL by their value) whose value in
+        in the schema, through its ``$ref``s and branches, `_constrained`; not an id, a time, an
+        email or a URL by their value) whose value in
         `spec`'s base differs from the base of its kind's first type (what the type changes:
         Clerk's ``user.updated`` renames the user); none for the kind's first type."""
         if spec.type in self._varied_fields:
@@ -1022,14 +1028,21 @@ class UserCatalogWorld(RecordWorld):
                 if not isinstance(value, str) or value == initial.get(name) or path in fixed or _not_free(value):
                     continue
                 sub = schema_at(spec.schema, path) or {}
-                if any(k in sub for k in ("enum", "const", "pattern", "format")):
+                if _constrained(sub, spec.schema):  # an enum behind anyOf and $ref is no free text either
                     continue
-                limit = sub.get("maxLength")
+                limit = _max_length(sub, spec.schema)
                 if isinstance(limit, int) and limit < 6:
                     continue
                 out.append((name, limit if isinstance(limit, int) else None))
         self._varied_fields[spec.type] = out
         return out
+
+    def _allows(self, spec: EventSpec, path: Path, value: Any) -> bool:
+        """Whether `spec`'s schema allows `value` at `path` (the subschema there, `schema_at`, checked
+        with the references and ``format``s of the whole); True where no schema describes it."""
+        sub = schema_at(spec.schema, path)
+        validator = self.catalog.validator(spec.type) if sub is not None else None
+        return validator is None or bool(validator.evolve(schema=sub).is_valid(value))
 
     def _vary(self, value: str, limit: int | None) -> str:
         """`value` with a space and 4 random letters and digits after it (within `limit` characters)."""
@@ -1213,6 +1226,80 @@ def _schema_allows(schema: Mapping[str, Any] | None, text: str) -> bool:
         return not isinstance(pattern, str) or re.search(pattern, text) is not None
     except re.error:
         return True
+
+
+def _branches(schema: Any, root: Any) -> list[Mapping[str, Any]]:
+    """`schema` and every subschema it is made of at the same place: its ``$ref``s followed in
+    `root` (each once), its ``anyOf``/``oneOf``/``allOf`` branches; ``{"type": "null"}`` left out."""
+    out: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
+    todo = [schema]
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            if node["$ref"] in seen:
+                continue
+            seen.add(node["$ref"])
+            try:
+                node = deref(node, root)
+            except KeyError:
+                continue
+        if not isinstance(node, Mapping) or node.get("type") == "null":
+            continue
+        out.append(node)
+        for combinator in ("anyOf", "oneOf", "allOf"):
+            todo += [b for b in node.get(combinator) or () if isinstance(b, Mapping)]
+    return out
+
+
+def _constrained(schema: Mapping[str, Any], root: Any) -> bool:
+    """True when a part of `schema` (`_branches`: a nullable enum is ``anyOf [{$ref: Reason}, null]``)
+    says an ``enum``, ``const``, ``pattern`` or ``format``: its strings are no free text."""
+    return any(k in part for part in _branches(schema, root) for k in ("enum", "const", "pattern", "format"))
+
+
+def _max_length(schema: Mapping[str, Any], root: Any) -> int | None:
+    """The least ``maxLength`` a part of `schema` gives (`_branches`), or None."""
+    limits = [part["maxLength"] for part in _branches(schema, root) if isinstance(part.get("maxLength"), int)]
+    return min(limits) if limits else None
+
+
+def schema_error(error: Any) -> tuple[str, str]:
+    """Where a `jsonschema` error is (the dotted path, or ``the top``) and one line saying what failed.
+
+    An ``anyOf``/``oneOf`` whose branches fail deeper goes down to the deepest of those errors
+    (the branch of the value's own type: a nullable object's, not ``null``'s); one whose branches refuse the value itself says so with
+    each branch's reason (``'other x' is not valid under any of the given schemas ('other x' is not
+    one of ['unused', 'other']; None is not of type 'null')``, the instance shortened). The
+    instance each message starts with is shortened, never the reason."""
+    while error.context and error.validator in ("anyOf", "oneOf"):
+        deeper = [e for e in error.context if e.relative_path]
+        if deeper:  # a branch of the value's own type failed inside: the error it got furthest to
+            error = max(deeper, key=lambda e: len(e.relative_path))
+            continue
+        reasons = list(dict.fromkeys(_said(e) for e in error.context))
+        break
+    else:
+        reasons = []
+    at = ".".join(str(p) for p in error.absolute_path) or "the top"
+    reason = _said(error)
+    if reasons:
+        reason += " (" + "; ".join(reasons) + ")"
+    return at, reason if len(reason) <= 400 else reason[:399] + "…"
+
+
+def _said(error: Any) -> str:
+    """`error`'s message with the instance it starts with shortened (`_short`)."""
+    import reprlib
+
+    shown = repr(error.instance)
+    message = str(error.message)
+    if message.startswith(shown):
+        shorten = reprlib.Repr()
+        shorten.maxstring, shorten.maxother, shorten.maxlist, shorten.maxdict, shorten.maxlevel = 40, 40, 4, 3, 2
+        short = shorten.repr(error.instance)
+        return short + message[len(shown):]
+    return message.splitlines()[0] if message else str(error.validator)
 
 
 def _rename_in_urls(body: dict[str, Any], parent: Path, old: str, new: str) -> None:
@@ -1425,4 +1512,4 @@ def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1
 
 
 __all__ = ["BODY", "ENDING_ACTIONS", "REFS", "CannotMake", "EventSpec", "InvalidBody", "KeyRenderer", "ends_object", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
-           "catalog_from_plain", "catalog_to_plain", "user_events_of_type"]
+           "catalog_from_plain", "catalog_to_plain", "schema_error", "user_events_of_type"]
