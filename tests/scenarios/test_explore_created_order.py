@@ -34,7 +34,6 @@ from hookproof.simulator.world import World
 from tests.scenarios import created_or_equal_order
 
 
-
 def _late(action: str, late_type: str) -> list[Step]:
     """A subscription, then `action` on it, whose last `late_type` event is delivered before the
     subscription's first update (active): the events' numbers found by type in a world of the
