@@ -107,6 +107,7 @@ def explore(config: Path) -> tuple[int, dict[str, object]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # two searches at the default budget, as test_invoice_access's explore test
 def test_explore_passes_the_receiver_and_finds_its_twin_s_price_going_back(tmp_path: Path) -> None:
     code, report = explore(write_config(tmp_path / "correct", ""))
     assert code == 0, report
@@ -114,15 +115,22 @@ def test_explore_passes_the_receiver_and_finds_its_twin_s_price_going_back(tmp_p
     assert code == 1
     (machine,) = [s for s in report["scenarios"] if s["id"] == "explore-state-machine"]  # type: ignore[union-attr]
     findings = [(f["check_id"], f["message"]) for c in machine["checks"] for f in c["findings"]]
-    # Found after a step (regressed), or at teardown, where the older plan is also the final state (stale).
-    assert [check for check, _ in findings] in (["regressed"], ["regressed", "stale"]), findings
-    went = re.fullmatch(r"went back from active, price=(price_\w+) \(event evt_\w+, customer\.subscription\.updated, "
-                        r"created (\d+)\) to active, price=(price_\w+) \(event evt_\w+, customer\.subscription\.\w+, "
-                        r"created (\d+)\)(; .*)?", findings[0][1])  # then why (a same-second tie, a burst's overlap)
-    assert went and went.group(1) != went.group(3) and int(went.group(2)) >= int(went.group(4)), findings
-    if len(findings) == 2:  # the receiver ended on the older price, the provider's is the newer
-        assert re.match(rf"final state is active, price={went.group(3)} .*, the provider's is active, "
-                        rf"price={went.group(1)} ", findings[1][1]), findings
+    # Found after a step (regressed), or at teardown, where the older plan is also the final state
+    # (stale, with or without the regression a read after a step saw).
+    assert [check for check, _ in findings] in (["regressed"], ["regressed", "stale"], ["stale"]), findings
+    if findings[0][0] == "stale":  # the receiver ended on an older price than the provider's
+        ended = re.match(r"final state is active, price=(price_\w+) .*, the provider's is active, price=(price_\w+) ",
+                         findings[0][1])
+        assert ended and ended.group(1) != ended.group(2), findings
+    else:
+        went = re.fullmatch(r"went back from active, price=(price_\w+) \(event evt_\w+, customer\.subscription\."
+                            r"updated, created (\d+)\) to active, price=(price_\w+) \(event evt_\w+, "
+                            r"customer\.subscription\.\w+, created (\d+)\)(; .*)?", findings[0][1])  # then why
+        assert went and went.group(1) != went.group(3) and int(went.group(2)) >= int(went.group(4)), findings
+        if len(findings) == 2:  # the receiver ended on the older price, the provider's is the newer
+            assert re.match(rf"final state is active, price={went.group(3)} .*, the provider's is active, "
+                            rf"price={went.group(1)} ", findings[1][1]), findings
     schedule = json.loads((tmp_path / "twin" / "out" / "failing-schedule.json").read_text(encoding="utf-8"))
-    assert {"op": "emit", "action": "change_plan", "object": 0}.items() <= \
-        next(s for s in schedule["steps"] if s.get("action") == "change_plan").items()
+    # a plan change of one of the search's subscriptions (seed 7's search changes its second's)
+    change = next(s for s in schedule["steps"] if s.get("action") == "change_plan")
+    assert change["op"] == "emit" and isinstance(change["object"], int), change
