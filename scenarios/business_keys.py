@@ -242,17 +242,15 @@ class KeyMapping:
             return None
         payload = self.payload(event)
         fetched = self.fetched(event) if any(rule.when for rule in rules) else None
-        # A subscription invoice's payment intent (or charge) owes no built-in key of its own: the
-        # invoice's event sent beside it carries the payment's effect. It owes a team's key only where
-        # a rule's `when` picks it, and none where it lacks a field a rule names (the shop's own
-        # metadata, which Stripe's invoices do not set on their intents).
-        invoices = event.business_key is None and invoice_payment(event)
         try:
             for rule in rules:
-                if rule.when and holds(rule.when, payload, fetched) or not rule.when and not invoices:
+                if not rule.when or holds(rule.when, payload, fetched):
                     return render(rule.key, payload)
         except TemplateError:
-            if invoices:
+            if event.business_key is None and invoice_payment(event):
+                # a subscription invoice's payment intent (or charge), which owes no built-in key of its
+                # own (the invoice's event beside it carries the effect), lacking a field of the team's
+                # template (the shop's own metadata, which Stripe's invoices do not set on their intents)
                 return None
             raise
         return None
