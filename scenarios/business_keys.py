@@ -35,7 +35,7 @@ from hookproof.scenarios.observations import Observation, world_event_id
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
-from hookproof.simulator.world.lifecycle import moves_no_money
+from hookproof.simulator.world.lifecycle import invoice_payment, moves_no_money
 from hookproof.simulator.world.user_catalog import USER_API_VERSION
 
 #: A field of a template: ``{data.object.id}``.
@@ -242,9 +242,17 @@ class KeyMapping:
             return None
         payload = self.payload(event)
         fetched = self.fetched(event) if any(rule.when for rule in rules) else None
-        for rule in rules:
-            if not rule.when or holds(rule.when, payload, fetched):
-                return render(rule.key, payload)
+        try:
+            for rule in rules:
+                if not rule.when or holds(rule.when, payload, fetched):
+                    return render(rule.key, payload)
+        except TemplateError:
+            if event.business_key is None and invoice_payment(event):
+                # a subscription invoice's payment intent (or charge), which owes no built-in key of its
+                # own (the invoice's event beside it carries the effect), lacking a field of the team's
+                # template (the shop's own metadata, which Stripe's invoices do not set on their intents)
+                return None
+            raise
         return None
 
     def check(self, event: Event, *, render_all: bool = False) -> frozenset[int]:

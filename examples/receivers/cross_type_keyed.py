@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hookproof.receivers import OK, Effect, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
+from hookproof.receivers.business import made_by_invoice
 
 
 def license_of(event: WebhookEvent) -> Effect | None:
@@ -21,6 +22,8 @@ def license_of(event: WebhookEvent) -> Effect | None:
     obj = event.object
     if (obj.get("metadata") or {}).get("channel") == "checkout":
         return None  # a Checkout Session's payment (its intent's metadata): fulfilled on the session's events
+    if made_by_invoice(obj):
+        return None  # an invoice's payment (a subscription's): its renewal, on the invoice's invoice.paid
     if event.type == "payment_intent.succeeded":
         return Effect(f"license:{obj['id']}", obj.get("amount"))
     if event.type == "charge.succeeded" and obj.get("payment_intent"):

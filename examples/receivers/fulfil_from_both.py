@@ -6,7 +6,10 @@ Session's intent too. Stripe sends a paid payment-mode session's ``payment_inten
 beside ``checkout.session.async_payment_succeeded`` (the Stripe CLI's ``stripe trigger
 checkout.session.completed`` logs all three); Stripe's "Fulfill orders" guide fulfils on the
 Checkout events alone (docs.stripe.com/checkout/fulfillment). A shop acting on both ships
-each Checkout order twice, once per event type, whatever its dedupe by event id.
+each Checkout order twice, once per event type, whatever its dedupe by event id. Likewise an
+invoice's intent (a subscription's payment, sent beside its ``invoice.paid``: "Invoices
+automatically create PaymentIntents", docs.stripe.com/invoicing/payment-intents): its license
+beside the invoice's renewal grants each subscription payment twice.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from hookproof.receivers.inbox_sync import InboxSync
 
 
 class FulfilFromBoth(InboxSync):
-    """inbox_sync that grants a license for a Checkout Session's payment intent too."""
+    """inbox_sync that grants a license for a Checkout Session's (and an invoice's) payment intent too."""
 
     __test__ = False  # not a pytest test class
     name = "fulfil_from_both"

@@ -9,7 +9,9 @@ checkout.session.completed (when paid)      ``fulfillment:{checkout_session.id}`
 checkout.session.completed (subscription)   ``provision:{checkout_session.id}`` (paid or on trial)
 checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
 payment_intent.succeeded                    ``license:{payment_intent.id}`` (none for a Checkout
-                                            Session's intent, its ``metadata.channel`` ``checkout``)
+                                            Session's intent, its ``metadata.channel`` ``checkout``;
+                                            none for an invoice's intent, `made_by_invoice`: the
+                                            invoice's ``invoice.paid`` is the payment's renewal)
 invoice.paid                                ``renewal:{invoice.id}`` (its ``invoice.payment_succeeded``,
                                             the same payment, is left alone: one renewal)
 invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
@@ -59,13 +61,30 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
+#: The ``description`` Stripe gives the payment intent (and its charge) of a subscription's
+#: invoice: its first invoice's, and every other's (a renewal, a change of plan).
+SUBSCRIPTION_PAYMENT_DESCRIPTIONS: frozenset[str] = frozenset({"Subscription creation", "Subscription update"})
+
+
+def made_by_invoice(obj: Mapping[str, Any]) -> bool:
+    """True when an invoice made payment intent (or charge) `obj`: "Invoices automatically create
+    PaymentIntents" (docs.stripe.com/invoicing/payment-intents), and Stripe sends its
+    ``payment_intent.succeeded`` beside the invoice's ``invoice.paid``, one payment. API versions
+    before 2025-03-31.basil name the invoice (``invoice``); from basil on no field does
+    (docs.stripe.com/changelog/basil/2025-03-31/add-support-for-multiple-partial-payments-on-invoices),
+    and a subscription's invoice describes its intent "Subscription creation" or "Subscription
+    update"."""
+    return bool(obj.get("invoice")) or obj.get("description") in SUBSCRIPTION_PAYMENT_DESCRIPTIONS
+
+
 def _licensed(obj: Mapping[str, Any]) -> str | None:
     """A payment intent grants a license, unless a payment-mode Checkout Session made it: Stripe
     sends its ``payment_intent.succeeded`` beside the session's completion, one purchase fulfilled
     on the session's events (docs.stripe.com/checkout/fulfillment). The shop marks its sessions'
     intents through ``payment_intent_data.metadata`` (``channel: checkout``): no field of a
-    payment intent names its session."""
-    if (obj.get("metadata") or {}).get("channel") == "checkout":
+    payment intent names its session. Nor an invoice's (`made_by_invoice`): the payment is the
+    invoice's ``renewal:``, granted on its ``invoice.paid``."""
+    if (obj.get("metadata") or {}).get("channel") == "checkout" or made_by_invoice(obj):
         return None
     return f"license:{obj['id']}"
 

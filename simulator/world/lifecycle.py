@@ -107,7 +107,9 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:                                            -> provision:{checkout_session.id} (no money: the
 #:                                               first payment is its invoice's renewal:)
 #:   payment_intent.succeeded                 -> license:{payment_intent.id} (none for a payment-mode
-#:                                               Checkout Session's intent: the session's purchase)
+#:                                               Checkout Session's intent: the session's purchase; none
+#:                                               for an invoice's intent, sent beside the invoice's
+#:                                               invoice.paid: its renewal:, `World._emit_payment_beside`)
 #:   invoice.paid and invoice.payment_succeeded -> renewal:{invoice.id} (Stripe sends both for an
 #:                                               invoice paid by a payment, the same invoice data:
 #:                                               one renewal, owed once, on either; the second only
@@ -141,6 +143,21 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
 #: reference receivers grant no ``license:`` for an intent carrying it (`WITHHELD_KEYS`).
 CHECKOUT_INTENT_METADATA: Mapping[str, str] = {"channel": "checkout"}
 
+#: Stripe's ``description`` of the payment intent (and so the charge) a subscription's invoice
+#: makes, by the invoice's ``billing_reason``: its first invoice's, and every other's (a renewal,
+#: a change). From API version 2025-03-31.basil on no field of the intent or the charge names the
+#: invoice (docs.stripe.com/changelog/basil/2025-03-31/add-support-for-multiple-partial-payments-on-invoices).
+SUBSCRIPTION_PAYMENT_DESCRIPTIONS: Mapping[str, str] = {"subscription_create": "Subscription creation",
+                                                        "other": "Subscription update"}
+
+
+def invoice_payment(event: Event) -> bool:
+    """True when `event` is about a payment intent or charge a subscription's invoice made (its
+    ``description``, `SUBSCRIPTION_PAYMENT_DESCRIPTIONS`; the billing world's events alone)."""
+    return (event.object_type in ("payment_intent", "charge") and event.api_version != "user-catalog"
+            and event.object.get("description") in SUBSCRIPTION_PAYMENT_DESCRIPTIONS.values())
+
+
 #: Event type -> (the built-in key its object id would have, why an event of it owes none): the
 #: types whose built-in key is made only when a condition holds, so that ``unexpected`` can name
 #: the event whose condition failed. Stripe's (`BUSINESS_KEYS`): a fulfilment of a session
@@ -160,7 +177,11 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
         "it owed no license of its own: a payment-mode Checkout Session made this payment intent, and "
         "Stripe sends its payment_intent.succeeded beside the session's checkout.session.completed (or "
         "async_payment_succeeded) for the same purchase, fulfilled once, on the session's events "
-        "(docs.stripe.com/checkout/fulfillment); acting on both fulfils the order twice"),
+        "(docs.stripe.com/checkout/fulfillment); acting on both fulfils the order twice. Or it is an "
+        "invoice's payment intent (a subscription's payment, its description \"Subscription creation\" or "
+        "\"Subscription update\"): the invoice owes the effect, once, on its invoice.paid, which Stripe "
+        "sends beside it (docs.stripe.com/invoicing/payment-intents); acting on both grants each payment "
+        "twice"),
     "adjustment.created": (
         lambda object_id: f"refund:{object_id}",
         "it owed no refund: Paddle creates a refund pending_approval, and the money goes back only once "

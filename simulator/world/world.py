@@ -21,7 +21,12 @@ from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event, changed_attributes
 from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.fake import FakeData
-from hookproof.simulator.world.lifecycle import CHECKOUT_INTENT_METADATA, business_key, check_transition
+from hookproof.simulator.world.lifecycle import (
+    CHECKOUT_INTENT_METADATA,
+    SUBSCRIPTION_PAYMENT_DESCRIPTIONS,
+    business_key,
+    check_transition,
+)
 from hookproof.simulator.world.records import Record, RecordReads
 from hookproof.simulator.world.snapshot import copy_snapshot
 
@@ -121,6 +126,21 @@ class UnboundCheckout(UnboundReceiverObject):
         super().__init__(message, "checkout.session")
 
 
+#: An invoice's payment's own event types, sent beside the invoice's (`World._emit_payment_beside`).
+INVOICE_PAYMENT_TYPES: tuple[str, ...] = ("charge.succeeded", "payment_intent.succeeded",
+                                          "payment_intent.payment_failed")
+
+
+def _invoice_payment_description(invoice: Mapping[str, Any]) -> str:
+    """The ``description`` Stripe gives a subscription invoice's payment intent: "Subscription
+    creation" for its first invoice (``billing_reason: subscription_create``), "Subscription
+    update" for the others. Since API version 2025-03-31.basil no field of the intent or its
+    charge names the invoice (docs.stripe.com/changelog/basil/2025-03-31/add-support-for-multiple-partial-payments-on-invoices:
+    "Removed the invoice field from the PaymentIntent and Charge objects")."""
+    reason = "subscription_create" if invoice.get("billing_reason") == "subscription_create" else "other"
+    return SUBSCRIPTION_PAYMENT_DESCRIPTIONS[reason]
+
+
 #: Stripe's events about a Dispute, in the order it sends them for a chargeback won (`World.dispute`).
 DISPUTE_TYPES: tuple[str, ...] = ("charge.dispute.created", "charge.dispute.funds_withdrawn", "charge.dispute.updated",
                                   "charge.dispute.closed", "charge.dispute.funds_reinstated")
@@ -198,6 +218,12 @@ class World(RecordReads):
         #: whether the endpoint is sent ``invoice.payment_succeeded`` (`sent_only`): then each
         #: invoice paid by a payment emits it right after its ``invoice.paid`` (`_emit_beside`)
         self.payment_succeeded_sent = False
+        #: The invoice payment's own types the endpoint is sent (`sent_only`: ``charge.succeeded``
+        #: and ``payment_intent.succeeded`` where it is sent ``invoice.paid`` or
+        #: ``invoice.payment_succeeded``, ``payment_intent.payment_failed`` where it is sent
+        #: ``invoice.payment_failed``): an invoice paid by a payment, or its payment failing, emits
+        #: them beside the invoice's event (`_emit_payment_beside`); none to a world never told.
+        self.invoice_payment_types: frozenset[str] = frozenset()
         #: whether the endpoint is sent ``customer.subscription.trial_will_end`` (`sent_only`): then
         #: each trial's end is preceded by it, three days before (`trial_will_end`)
         self.trial_will_end_sent = False
@@ -1237,7 +1263,8 @@ class World(RecordReads):
         snapshot["subscription_details"]["metadata"] = dict(sub["metadata"])
         if not attempt:
             snapshot["payment_intent"] = self._new_payment_intent(sub["customer"], snapshot["amount_due"],
-                                                                  snapshot["currency"], "requires_payment_method")
+                                                                  snapshot["currency"], "requires_payment_method",
+                                                                  description=_invoice_payment_description(snapshot))
         self._create(in_id, "invoice", snapshot)
         self._emit("invoice.created", in_id)
         if attempt:
@@ -1262,7 +1289,8 @@ class World(RecordReads):
         if new_invoice:
             previous["latest_invoice"] = sub["latest_invoice"]
         pi_id = inv["payment_intent"] or self._new_payment_intent(inv["customer"], inv["amount_due"], inv["currency"],
-                                                                  "requires_payment_method")
+                                                                  "requires_payment_method",
+                                                                  description=_invoice_payment_description(inv))
         if pay:
             ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], payment_intent=pi_id,
                                  invoice=invoice)
@@ -1275,6 +1303,7 @@ class World(RecordReads):
             paid = self._emit("invoice.paid", invoice)
             if self.payment_succeeded_sent:
                 self._emit_beside("invoice.payment_succeeded", paid)
+            self._emit_payment_beside(paid, pi_id, ch_id)
             self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
@@ -1284,7 +1313,7 @@ class World(RecordReads):
             self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error})
             self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True, "payment_intent": pi_id,
                                                "next_payment_attempt": self._now_s() + 3 * 86400})
-            self._emit("invoice.payment_failed", invoice)
+            self._emit_payment_beside(self._emit("invoice.payment_failed", invoice), pi_id, None)
             if sub["status"] == "incomplete":  # a first payment failing: it stays incomplete
                 if new_invoice:
                     self._transition(sub_id, "incomplete", latest)
@@ -1307,14 +1336,14 @@ class World(RecordReads):
         return {"current_period_start": period["start"], "current_period_end": period["end"], "items": items}
 
     def _new_payment_intent(self, customer: str, amount: int, currency: str, status: str, *,
-                            metadata: Mapping[str, str] | None = None) -> str:
+                            metadata: Mapping[str, str] | None = None, description: str | None = None) -> str:
         cus = self._typed(customer, "customer")
         pi_id = self._new_id("payment_intent")
         self._create(pi_id, "payment_intent", shapes.payment_intent(
             id=pi_id, customer=customer, amount=amount, currency=currency,
             payment_method=cus["invoice_settings"]["default_payment_method"], status=status,
             client_secret=f"{pi_id}_secret_{self._token(25)}", created=self._now_s(), livemode=self.livemode,
-            metadata=metadata))
+            metadata=metadata, description=description))
         return pi_id
 
     def _charge(self, customer: str | None, amount: int, currency: str, *, payment_intent: str | None = None,
@@ -1387,6 +1416,9 @@ class World(RecordReads):
         self.checkout_events_sent = sends("checkout.session.completed") or sends(
             "checkout.session.async_payment_succeeded")
         self.payment_succeeded_sent = sends("invoice.payment_succeeded")
+        paid_sent = sends("invoice.paid") or self.payment_succeeded_sent
+        self.invoice_payment_types = frozenset(t for t in INVOICE_PAYMENT_TYPES if sends(t) and (
+            sends("invoice.payment_failed") if t == "payment_intent.payment_failed" else paid_sent))
         self.trial_will_end_sent = sends("customer.subscription.trial_will_end")
         self.disputes_sent = any(sends(t) for t in DISPUTE_TYPES)
         self.refund_updates_sent = sends("refund.updated") or sends("refund.failed")
@@ -1537,21 +1569,58 @@ class World(RecordReads):
         self._event_index[ev_id] = event
         return ev_id
 
-    def _emit_beside(self, event_type: str, first: str) -> str:
+    def _emit_payment_beside(self, first: str, payment_intent: str, charge: str | None) -> None:
+        """Beside an invoice's ``invoice.paid`` or ``invoice.payment_failed`` (event `first`),
+        its payment's own events, those of `INVOICE_PAYMENT_TYPES` the endpoint is sent
+        (`invoice_payment_types`): paid, the charge's ``charge.succeeded`` then the intent's
+        ``payment_intent.succeeded``; failed, the intent's ``payment_intent.payment_failed``
+        ("Invoices automatically create PaymentIntents", docs.stripe.com/invoicing/payment-intents;
+        a subscription's first payment and each renewal: docs.stripe.com/billing/subscriptions/overview).
+        Stripe promises no order among one change's events (docs.stripe.com/webhooks, "Event
+        ordering"). They go only to an endpoint sent the invoice's own event (`sent_only`): a shop
+        that hears of invoices has subscriptions, and one hearing of none (one-off payments alone)
+        has none of the stories' subscriptions' payments to receive. The intent's
+        ``payment_intent.succeeded`` owes no ``license:`` of its own: one payment, the invoice's
+        ``renewal:`` (`lifecycle.WITHHELD_KEYS`)."""
+        if not self.invoice_payment_types:
+            return
+        if charge is not None:
+            if "charge.succeeded" in self.invoice_payment_types:
+                self._emit_beside("charge.succeeded", first, about=charge)
+            if "payment_intent.succeeded" in self.invoice_payment_types:
+                self._emit_beside("payment_intent.succeeded", first, about=payment_intent, owes=False)
+        elif "payment_intent.payment_failed" in self.invoice_payment_types:
+            self._emit_beside("payment_intent.payment_failed", first, about=payment_intent)
+
+    def _emit_beside(self, event_type: str, first: str, *, about: str | None = None, owes: bool = True) -> str:
         """Emit `event_type` about the object of event `first`, a microsecond after it, with its
         snapshot, its version and its request: Stripe's second event of one change (an invoice
         paid by a payment: ``invoice.paid`` and ``invoice.payment_succeeded``, "Both event types
         contain the same invoice data", docs.stripe.com/invoicing/integration, "Handle payment
-        events"). Its id is drawn from a generator seeded by `first`'s, not from the world's
-        seed, so the ids drawn after it do not move. Returns its id."""
+        events"). With `about`, the event is about that object instead (the invoice's payment
+        intent or charge: `_emit_payment_beside`), with its current snapshot and version; without
+        `owes`, it owes no key. Its id is drawn from a generator seeded by `first`'s (and, with
+        `about`, by `event_type`), not from the world's seed, so the ids drawn after it do not
+        move. Returns its id."""
         before = self._event_of(first)
         self._now_us += 1
-        draws = random.Random(first)
+        draws = random.Random(first if about is None else f"{first} {event_type}")
         ev_id = f"{_PREFIX['event']}_" + "".join(draws.choice(_ALPHABET) for _ in range(24))
-        obj = copy_snapshot(before.object)
-        key = business_key(event_type, obj)
-        event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
-                                    object=obj, business_key=key, amount=before.amount if key is not None else None)
+        if about is None:
+            obj = copy_snapshot(before.object)
+            key = business_key(event_type, obj) if owes else None
+            event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(),
+                                        created_us=self._now_us, object=obj, business_key=key,
+                                        amount=before.amount if key is not None else None)
+        else:
+            rec = self._record(about)
+            obj = copy_snapshot(rec.current)
+            key = business_key(event_type, obj) if owes else None
+            event = dataclasses.replace(
+                before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
+                object_type=rec.object_type, object_id=about, version=len(rec.versions), object=obj,
+                previous_attributes=None, business_key=key, amount=obj.get("amount") if key is not None else None,
+                currency=obj.get("currency"), status=obj.get("status"))
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

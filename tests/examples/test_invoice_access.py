@@ -33,6 +33,8 @@ SCENARIOS = ["duplicate-sequential", "dropped-response"]
 #: Every type the stripe profile sends, and invoice.payment_succeeded: an endpoint listing its types.
 LISTED = [*get_profile("stripe").event_types(), SUCCEEDED]
 DUPLICATED = {"duplicate-sequential": ["duplicated"], "dropped-response": ["duplicated"]}
+#: The storms' seed (`test_a_storm_passes_either_event_and_finds_the_renewal_extended_on_both`).
+STORM_SEED = ("--seed", "13")
 
 
 @pytest.mark.slow
@@ -149,10 +151,13 @@ def test_explore_passes_either_event_and_finds_the_renewal_extended_on_both(tmp_
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_storm_passes_either_event_and_finds_the_renewal_extended_on_both(tmp_path: Path) -> None:
-    correct = storm(write_config(tmp_path / "succeeded", 1), tmp_path / "succeeded" / "out")
+    # seed 13: a storm whose end cuts no paid invoice between its invoice.paid and its
+    # invoice.payment_succeeded (each invoice's payment's own events now sent beside them moved
+    # where seed 11's storm ends, leaving a renewal the receiver extends on the second unknown)
+    correct = storm(write_config(tmp_path / "succeeded", 1), tmp_path / "succeeded" / "out", *STORM_SEED)
     assert failing_checks(tmp_path / "succeeded" / "out") == {}, correct.stdout + correct.stderr
     assert correct.returncode == 0, correct.stdout + correct.stderr
-    both = storm(write_config(tmp_path / "both", 2), tmp_path / "both" / "out")
+    both = storm(write_config(tmp_path / "both", 2), tmp_path / "both" / "out", *STORM_SEED)
     assert both.returncode == 1, both.stdout + both.stderr
     assert "duplicated" in failing_checks(tmp_path / "both" / "out"), both.stdout
     report = json.loads((tmp_path / "both" / "out" / "report.json").read_text())

@@ -249,5 +249,12 @@ def test_explore_and_replay_send_the_listed_names(tmp_path: Path, enabled: list[
 
         def sent(out: str) -> list[str]:
             return re.findall(r"#\d+ ([a-z_.]+)", out.split("teardown")[0])
-        assert sent(again.stdout) and sent(listing.stdout) == [listed.get(t, t) for t in sent(again.stdout)]
+
+        def but_invoice_charges(types: list[str]) -> list[str]:
+            """`types` without an invoice's charge's charge.succeeded (right after its invoice.paid):
+            an invoice's payment's own events go only to an endpoint listing them, and the listing
+            one lists payment_intent.succeeded alone."""
+            return [t for i, t in enumerate(types) if not (t == "charge.succeeded" and i and types[i - 1] == "invoice.paid")]
+        assert sent(again.stdout) and sent(listing.stdout) == [listed.get(t, t)
+                                                              for t in but_invoice_charges(sent(again.stdout))]
         assert set(sent(again.stdout)) & {v for k, v in STANDARD_EVENT_TYPES.items() if k != v and k in BILLING_NAMES}

@@ -35,3 +35,20 @@ effects = "SELECT business_key FROM effects"
 subscription = "SELECT object_id, status FROM subscription_states"
 """, encoding="utf-8")
     return path
+
+
+def update_numbers(seed: int, actions: list[tuple[str, int | None]]) -> list[int]:
+    """The numbers of the ``customer.subscription.updated`` events `actions` emit, oldest first, in
+    the world of `seed` told every Stripe type, as a replay of a config without ``enabled_events``
+    tells it (an invoice's payment's own events beside its invoice's among them): a schedule's
+    steps find their events by type rather than by a number that moves with the world."""
+    from hookproof.scenarios.world_ops import apply_action
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    world = World(seed)
+    stripe = get_profile("stripe")
+    world.sent_only(lambda t: stripe.provider_type(t) is not None)
+    for action, index in actions:
+        apply_action(world, action, index)
+    return [i for i, e in enumerate(world.events) if e.type == "customer.subscription.updated"]

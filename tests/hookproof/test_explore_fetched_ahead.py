@@ -31,18 +31,49 @@ from tests.hookproof.subscription_receivers import subscription_config
 
 SECRET = "whsec_fetched_ahead_secret"
 
-#: Seed 3's world: ``subscribe`` emits #0 customer.created, #1 customer.subscription.created,
-#: #2 invoice.created, #3 invoice.paid, #4 customer.subscription.updated (v2 active);
-#: ``fail_renewal`` #5-#7 (#7: v3 past_due); ``renew`` #8-#10 (#10: v4 active).
+#: Seed 3's world, told every type as the replays' is: ``subscribe`` emits customer.created,
+#: customer.subscription.created, invoice.created, invoice.paid (and its payment's own
+#: charge.succeeded and payment_intent.succeeded), customer.subscription.updated (v2 active);
+#: ``fail_renewal`` invoice.created, invoice.payment_failed (and its intent's
+#: payment_intent.payment_failed), customer.subscription.updated (v3 past_due); ``renew`` the
+#: next (v4 active). The steps find their events' numbers by type (`_numbers`).
 SEED = 3
+
+
+def _numbers(actions: list[tuple[str, int | None]]) -> tuple[list[str], list[int]]:
+    """The types of the events `actions` emit in seed 3's world told every type, and the numbers
+    of its ``customer.subscription.updated``, oldest first."""
+    from hookproof.scenarios.world_ops import apply_action
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    world = World(SEED)
+    stripe = get_profile("stripe")
+    world.sent_only(lambda t: stripe.provider_type(t) is not None)
+    for action, index in actions:
+        apply_action(world, action, index)
+    types = [e.type for e in world.events]
+    return types, [i for i, t in enumerate(types) if t == "customer.subscription.updated"]
+
+
+_TYPES, (_ACTIVE, _PAST_DUE) = _numbers([("subscribe", None), ("fail_renewal", 0)])
+#: The failed renewal's invoice.created (the first event after the subscription's first update).
+_FAILED_INVOICE = _ACTIVE + 1
 #: The renewal (v4 active) is made but not delivered; the older v2 update arrives last: the
 #: fetching receiver stores v4 ``active``, what the API serves.
 FETCHED_AHEAD = [{"op": "emit", "action": "subscribe"}, {"op": "burst_related", "events": [0, 1, 2]},
-                 {"op": "emit", "action": "fail_renewal", "object": 0}, {"op": "burst_related", "events": [5, 7]},
-                 {"op": "emit", "action": "renew", "object": 0}, {"op": "deliver", "event": 4}]
+                 {"op": "emit", "action": "fail_renewal", "object": 0},
+                 {"op": "burst_related", "events": [_FAILED_INVOICE, _PAST_DUE]},
+                 {"op": "emit", "action": "renew", "object": 0}, {"op": "deliver", "event": _ACTIVE}]
 #: No renewal: nothing the API could serve is ``active`` after v3 ``past_due``.
 OLDER_AFTER_NEWER = [{"op": "emit", "action": "subscribe"}, {"op": "emit", "action": "fail_renewal", "object": 0},
-                     {"op": "deliver", "event": 7}, {"op": "deliver", "event": 4}]
+                     {"op": "deliver", "event": _PAST_DUE}, {"op": "deliver", "event": _ACTIVE}]
+
+
+def test_the_schedules_name_the_events_they_mean() -> None:
+    assert _TYPES[:3] == ["customer.created", "customer.subscription.created", "invoice.created"]
+    assert _TYPES[_FAILED_INVOICE] == "invoice.created" and _ACTIVE < _FAILED_INVOICE < _PAST_DUE
+    assert (_ACTIVE, _PAST_DUE) == (6, 10)  # the invoices' payments' own events among them
 
 
 def _replay(tmp_path: Path, receiver: str, steps: list[dict[str, Any]]) -> str:

@@ -24,14 +24,15 @@ from hookproof.commands.replay import read_schedule, replay_lines, verdict_note
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.scenarios.schedules import Failure, Step
 from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
-from tests.hookproof.subscription_receivers import subscription_config
+from tests.hookproof.subscription_receivers import subscription_config, update_numbers
 
 SECRET = "whsec_replay_verdict_secret"
-#: Seed 2's world: ``subscribe`` emits #0-#4 (#4 customer.subscription.updated, active), ``fail_renewal``
-#: #5-#7 (#7 customer.subscription.updated, past_due).
+#: Seed 2's world: ``subscribe`` emits a customer.subscription.updated (active), ``fail_renewal`` another
+#: (past_due); their numbers found by type (`update_numbers`).
 SEED = 2
+_ACTIVE, _PAST_DUE = update_numbers(SEED, [("subscribe", None), ("fail_renewal", 0)])
 TIMED_OUT = [{"op": "emit", "action": "subscribe"}, {"op": "emit", "action": "fail_renewal", "object": 0},
-             {"op": "timeout", "event": 7}]
+             {"op": "timeout", "event": _PAST_DUE}]
 SAVED = [{"check_id": "regressed", "key": "sub_x", "message": "went back from past_due to active"},
          {"check_id": "stale", "key": "sub_x", "message": "final state is active, the provider's is past_due"}]
 #: What the replay says when it finds stale alone where explore found regressed and stale.
@@ -51,7 +52,12 @@ def _schedule(tmp_path: Path, steps: list[dict[str, Any]] = TIMED_OUT,
 
 
 def test_the_note_names_both_verdicts_and_the_timing_step(tmp_path: Path) -> None:
-    steps = read_schedule(_schedule(tmp_path))[1]
+    from hookproof.scenarios.explore_targets import sends_of, tell_world
+    from hookproof.simulator.profiles import get_profile
+
+    # read as the replay of a config without enabled_events reads it: its world told every type
+    sends = sends_of(get_profile("stripe"), None)
+    steps = read_schedule(_schedule(tmp_path), tell=lambda w: tell_world(w, sends, None))[1]
     assert verdict_note(steps, {"regressed", "stale"}, {"stale"}) == NOTE
     assert verdict_note(steps, {"regressed", "stale"}, {"regressed", "stale"}) is None
     assert verdict_note(steps, set(), {"stale"}) is None  # nothing saved: nothing to compare

@@ -102,8 +102,9 @@ def test_replay_of_a_burst_names_the_event_and_each_copy(tmp_path: Path) -> None
     run = run_hookproof("replay", "s.json", "-c", "sw.toml", cwd=tmp_path, timeout_s=120)
     assert run.returncode == 1, run
     assert run.stdout.splitlines()[1:4] == [
+        # the first invoice's payment's own events beside its invoice.paid, in the profile's names
         " 1. emit subscribe -> #0 customer.created, #1 subscription.created, #2 invoice.created, #3 invoice.paid, "
-        "#4 subscription.updated",
+        "#4 charge.succeeded, #5 payment.succeeded, #6 subscription.updated",
         " 2. burst #3 invoice.paid x2 -> acked 200, acked 200",
         "    (found after the last step)",
     ]

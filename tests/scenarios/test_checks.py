@@ -734,7 +734,11 @@ def test_unexpected_names_a_checkout_session_s_intent_licensed_as_a_double_fulfi
                           "this payment intent, and Stripe sends its payment_intent.succeeded beside the session's "
                           "checkout.session.completed (or async_payment_succeeded) for the same purchase, fulfilled "
                           "once, on the session's events (docs.stripe.com/checkout/fulfillment); acting on both "
-                          "fulfils the order twice (seen in the first read after delivering)")]
+                          "fulfils the order twice. Or it is an invoice's payment intent (a subscription's payment, "
+                          "its description \"Subscription creation\" or \"Subscription update\"): the invoice owes "
+                          "the effect, once, on its invoice.paid, which Stripe sends beside it "
+                          "(docs.stripe.com/invoicing/payment-intents); acting on both grants each payment twice "
+                          "(seen in the first read after delivering)")]
 
 
 def test_a_counter_finding_names_the_ids_the_receiver_was_sent() -> None:

@@ -39,10 +39,30 @@ from hookproof.simulator.server.state import ServerState
 
 RECEIVER = "unlocked_state_check"
 STORED_ONLY = {"stored_only": 1.0}
-#: A subscription (#1 created, #4 updated: active) stored, its renewal failing (#7 updated:
-#: past_due), and its two updates released together, the newer first.
+
+
+def _updates(steps: list[Step]) -> tuple[int, int]:
+    """(the last, the first) ``customer.subscription.updated`` of `steps`' story, by number, in a
+    world of the replays' seed told as they are (every type: an invoice's payment's own events
+    among them, beside its invoice's)."""
+    from hookproof.scenarios.world_ops import apply_action
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    world = World(5)
+    stripe = get_profile("stripe")
+    world.sent_only(lambda t: stripe.provider_type(t) is not None)
+    for step in steps:
+        apply_action(world, step.action or "", step.object)
+    updates = [i for i, e in enumerate(world.events) if e.type == "customer.subscription.updated"]
+    return updates[-1], updates[0]
+
+
+#: A subscription (#1 created, then updated: active) stored, its renewal failing (updated:
+#: past_due), and its two updates released together, the newer first (NEWER, OLDER: their numbers).
+NEWER, OLDER = _updates([Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0)])
 STORED_BURST = [Step("emit", action="subscribe"), Step("deliver", event=1), Step("emit", action="fail_renewal", object=0),
-                Step("burst_related", events=(7, 4))]
+                Step("burst_related", events=(NEWER, OLDER))]
 #: The same two updates raced before the creation was delivered (`burst_states`' schedule).
 UNSTORED_BURST = [STORED_BURST[0], STORED_BURST[2], STORED_BURST[3]]
 
@@ -94,9 +114,9 @@ def test_the_rule_pairs_a_stored_object_s_two_later_states(tmp_path: Path) -> No
                 session.apply(STORED_BURST[2])
                 assert _stored_pairs(session) == []  # nothing stored yet: burst_states' business
                 session.apply(STORED_BURST[1])
-                assert _stored_pairs(session) == [(7, 4)]
-                assert (session.events[4].status, session.events[7].status) == ("active", "past_due")
-                assert session.events[4].created != session.events[7].created
+                assert _stored_pairs(session) == [(NEWER, OLDER)]
+                assert (session.events[OLDER].status, session.events[NEWER].status) == ("active", "past_due")
+                assert session.events[OLDER].created != session.events[NEWER].created
                 session.apply(STORED_BURST[3])
                 assert _stored_pairs(session) == []  # both sent
             finally:

@@ -10,18 +10,24 @@ observer reads ``dispute`` or ``refund`` states; every other world is told what 
 from __future__ import annotations
 
 from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.stripe import DISPUTE_EVENT_TYPES, REFUND_UPDATE_TYPES, StripeProfile
 from hookproof.simulator.world import World
+from hookproof.simulator.world.lifecycle import invoice_payment
 from hookproof.simulator.world.world import DISPUTE_TYPES
 
 LISTED = (*DISPUTE_EVENT_TYPES, *REFUND_UPDATE_TYPES)
 
 
-def _lifecycle(sends: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
+def _events(sends: tuple[str, ...]) -> list[Event]:
     w = World(11)
     types = set(StripeProfile(subscribed=sends).event_types())  # the default types, and those listed
     w.sent_only(lambda t: t in types)
-    return [(e.id, e.type, e.status) for e in w.lifecycle()]
+    return w.lifecycle()
+
+
+def _lifecycle(sends: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
+    return [(e.id, e.type, e.status) for e in _events(sends)]
 
 
 def test_the_world_s_dispute_types_are_the_profile_s() -> None:
@@ -31,7 +37,9 @@ def test_the_world_s_dispute_types_are_the_profile_s() -> None:
 def test_a_lifecycle_tells_a_chargeback_and_bank_refunds_only_to_an_endpoint_listing_them() -> None:
     plain = _lifecycle(())
     assert not {t for _, t, _ in plain} & set(LISTED)
-    assert plain == [(e.id, e.type, e.status) for e in World(11).lifecycle()]  # an endpoint not told: unchanged
+    # an endpoint not told: unchanged, but for the invoices' payments' own events (`World.invoice_payment_types`)
+    assert [p for p, e in zip(plain, _events(())) if not invoice_payment(e)] == [
+        (e.id, e.type, e.status) for e in World(11).lifecycle()]
     told = _lifecycle(LISTED)
     extra = [(t, s) for _, t, s in told if t in LISTED or t == "refund.created"]
     assert extra == [

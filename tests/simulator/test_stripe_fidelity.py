@@ -29,7 +29,7 @@ from hookproof.simulator.server import DEFAULT_API_KEY, ServerHandle, ServerStat
 from hookproof.simulator.server.provider import INCLUDABLE
 from hookproof.simulator.serving import serve_app
 from hookproof.simulator.world import RESOURCES, SCRIPTS, World
-from hookproof.simulator.world.world import UnboundReceiverObject
+from hookproof.simulator.world.world import INVOICE_PAYMENT_TYPES, UnboundReceiverObject
 from tests.simulator.stripe_oracle import compare, resources
 
 SEED = 21
@@ -45,8 +45,11 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     voided invoice, subscriptions whose first payment fails (then paid, or expired) and one
     marked unpaid, one canceled at its period's end, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes, a
-    subscription-mode one on trial)."""
+    subscription-mode one on trial); each invoice's payment sends its own events beside the
+    invoice's (`World.invoice_payment_types`)."""
     w = World(SEED, api_version=api_version, account=account)
+    # each invoice paid (or failed) by a payment sends its intent's and charge's own events beside it
+    w.invoice_payment_types = frozenset(INVOICE_PAYMENT_TYPES)
     w.lifecycle()
     for script in SCRIPTS.values():
         script(w)
@@ -157,6 +160,22 @@ def test_every_event_has_stripes_shape(world: World) -> None:
         for difference in _event_differences(PROFILE.event_object(event)):
             found.setdefault(difference, event.type)
     assert found == {}
+
+
+def test_an_invoice_s_payment_events_have_stripes_shape_and_description(world: World) -> None:
+    """Each invoice paid by a payment sends its charge's ``charge.succeeded`` and its intent's
+    ``payment_intent.succeeded`` beside ``invoice.paid``, a failed one its intent's
+    ``payment_intent.payment_failed`` beside ``invoice.payment_failed``: Stripe's shapes, the
+    description Stripe gives a subscription's payment."""
+    beside = [e for e in world.events if e.object_type in ("payment_intent", "charge")
+              and e.object["description"] in ("Subscription creation", "Subscription update")]
+    assert {e.type for e in beside} == set(INVOICE_PAYMENT_TYPES)
+    assert {e.object["description"] for e in beside} == {"Subscription creation", "Subscription update"}
+    for event in beside:
+        rendered = PROFILE.event_object(event)
+        assert _event_differences(rendered) == [], event.type
+        if event.object_type == "charge":
+            assert "invoice" not in rendered["data"]["object"]  # no field names the invoice from basil on
 
 
 def test_every_event_has_stripes_shape_at_an_older_version() -> None:

@@ -60,6 +60,7 @@ def test_its_payment_succeeded_follows_to_an_endpoint_listing_it_and_the_trial_e
         ("invoice.paid", f"renewal:{zero[0].object_id}", 0), ("invoice.payment_succeeded", zero[0].business_key, 0)]
     told = w.events[start:]
     assert [e.type for e in told] == [TRIAL_WILL_END, "invoice.created", "invoice.paid", "invoice.payment_succeeded",
+                                      "charge.succeeded", "payment_intent.succeeded",  # the invoice's payment's own
                                       "customer.subscription.updated"]
     notice = told[0]
     trial_end = w.get(sub)["trial_end"]
@@ -104,7 +105,11 @@ def test_the_stories_walk_a_trial_only_for_an_endpoint_listing_trial_will_end() 
                                                     ["checkout.session.completed", "None", "None"],
                                                     ["invoice.paid", paid, paid]]
     assert int(paid) > 0
-    assert len(effects) == len(plain_effects) + 3 + 2  # and the two invoices' invoice.created among the rest
+    # and the two invoices' invoice.created among the rest, and the trial end's payment's own
+    # payment_intent.succeeded (an invoice's intent: "Subscription update")
+    assert len(effects) == len(plain_effects) + 3 + 2 + 1
+    intents = "payment_intent.succeeded:None:None"  # intents owing no key: a Checkout session's, an invoice's
+    assert effects.count(intents) == plain_effects.count(intents) + 1
     assert states[:len(plain_states)] == plain_states
     assert states[len(plain_states):] == ["customer.subscription.created:trialing", f"{TRIAL_WILL_END}:trialing",
                                           "customer.subscription.updated:active"]

@@ -56,6 +56,12 @@ func businessKey(ev event) string {
 		if meta, ok := obj["metadata"].(map[string]any); ok && str(meta, "channel") == "checkout" {
 			return ""
 		}
+		// an invoice's intent (a subscription's: its description, or before API 2025-03-31.basil
+		// its invoice field) is the invoice's renewal, granted on its invoice.paid
+		if desc := str(obj, "description"); str(obj, "invoice") != "" || desc == "Subscription creation" ||
+			desc == "Subscription update" {
+			return ""
+		}
 		return "license:" + id
 	case "invoice.paid":
 		return "renewal:" + id

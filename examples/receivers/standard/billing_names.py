@@ -46,8 +46,10 @@ CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEX
 #: Event type (the billing names) -> (business key, amount) of its effect, from the body's ``data``.
 EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str | None, int | None]]] = {
     # every intent, a Checkout Session's too: this endpoint is sent no Checkout event, so an
-    # intent's payment is the only word of a purchase (`World.checkout_events_sent`)
-    "payment_intent.succeeded": lambda d: (f"license:{d['id']}", d.get("amount")),
+    # intent's payment is the only word of a purchase (`World.checkout_events_sent`); not an
+    # invoice's ("Subscription creation" or "Subscription update"): its invoice.paid is the renewal
+    "payment_intent.succeeded": lambda d: ((None if d.get("invoice") or d.get("description") in (
+        "Subscription creation", "Subscription update") else f"license:{d['id']}"), d.get("amount")),
     "invoice.paid": lambda d: (f"renewal:{d['id']}", d.get("amount_paid")),
 }
 

@@ -29,10 +29,16 @@ def _fulfillment(obj):
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
+#: The description Stripe gives a subscription invoice's payment intent (no field names the
+#: invoice from API 2025-03-31.basil on: docs.stripe.com/changelog/basil)
+SUBSCRIPTION_PAYMENTS = ("Subscription creation", "Subscription update")
+
 #: event type -> (business key of the event's object or None, the amount it moves)
 EFFECTS = {
-    # a Checkout Session's intent (payment_intent_data.metadata) is fulfilled on the session's events
+    # a Checkout Session's intent (payment_intent_data.metadata) is fulfilled on the session's events,
+    # an invoice's (a subscription's: "Subscription creation" or "Subscription update") on its invoice.paid
     "payment_intent.succeeded": (lambda o: None if (o.get("metadata") or {}).get("channel") == "checkout"
+                                 or o.get("invoice") or o.get("description") in SUBSCRIPTION_PAYMENTS
                                  else f"license:{o['id']}", lambda o: o.get("amount_received")),
     "checkout.session.completed": (_fulfillment, lambda o: o.get("amount_total")),
     "checkout.session.async_payment_succeeded": (lambda o: f"fulfillment:{o['id']}", lambda o: o.get("amount_total")),
