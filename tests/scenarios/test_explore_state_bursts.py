@@ -40,7 +40,7 @@ DEFAULT_EXAMPLES = 100
 RECEIVER = "unlocked_state_check"
 
 
-def _updates(steps: list[Step]) -> tuple[int, int]:
+def subscription_updates(steps: list[Step]) -> tuple[int, int]:
     """(the last, the first) ``customer.subscription.updated`` of `steps`' story, by number, in a
     world of the replays' seed told as they are (every type: an invoice's payment's own events
     among them, beside its invoice's)."""
@@ -60,7 +60,7 @@ def _updates(steps: list[Step]) -> tuple[int, int]:
 #: A subscription (created, then updated: active), its renewal failing (updated: past_due), and
 #: the two states released together, the newer first (NEWER, OLDER: their numbers).
 _EMITS = [Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0)]
-NEWER, OLDER = _updates(_EMITS)
+NEWER, OLDER = subscription_updates(_EMITS)
 STATE_BURST = [*_EMITS, Step("burst_related", events=(NEWER, OLDER))]
 
 

@@ -36,31 +36,15 @@ from hookproof.scenarios.statemachine import (
     replay,
 )
 from hookproof.simulator.server.state import ServerState
+from tests.scenarios.test_explore_state_bursts import subscription_updates
 
 RECEIVER = "unlocked_state_check"
 STORED_ONLY = {"stored_only": 1.0}
 
 
-def _updates(steps: list[Step]) -> tuple[int, int]:
-    """(the last, the first) ``customer.subscription.updated`` of `steps`' story, by number, in a
-    world of the replays' seed told as they are (every type: an invoice's payment's own events
-    among them, beside its invoice's)."""
-    from hookproof.scenarios.world_ops import apply_action
-    from hookproof.simulator.profiles import get_profile
-    from hookproof.simulator.world import World
-
-    world = World(5)
-    stripe = get_profile("stripe")
-    world.sent_only(lambda t: stripe.provider_type(t) is not None)
-    for step in steps:
-        apply_action(world, step.action or "", step.object)
-    updates = [i for i, e in enumerate(world.events) if e.type == "customer.subscription.updated"]
-    return updates[-1], updates[0]
-
-
 #: A subscription (#1 created, then updated: active) stored, its renewal failing (updated:
 #: past_due), and its two updates released together, the newer first (NEWER, OLDER: their numbers).
-NEWER, OLDER = _updates([Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0)])
+NEWER, OLDER = subscription_updates([Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0)])
 STORED_BURST = [Step("emit", action="subscribe"), Step("deliver", event=1), Step("emit", action="fail_renewal", object=0),
                 Step("burst_related", events=(NEWER, OLDER))]
 #: The same two updates raced before the creation was delivered (`burst_states`' schedule).
