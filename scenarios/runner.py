@@ -673,8 +673,10 @@ class Runner:
             report = with_fetched(report, served_log(self.server_state).statuses)
         if verdict == "fail":  # an effect not shown yet when the settle's deadline came
             report = with_unsettled(report, self.settle_deadline_s)
-        if verdict == "fail" and hurried:  # nor when the window alone ended it, an earlier scenario short
-            report = with_hurried(report, self.settle_window_s, self._short_in or "?", self._alone(scenario.id))
+        if verdict == "fail" and hurried and self._short_in not in (None, scenario.id):
+            # nor when the window alone ended it, another scenario short (this one's own earlier
+            # phase falling short is no lag of its own: certifying it alone would hurry it again)
+            report = with_hurried(report, self.settle_window_s, self._short_in, self._alone(scenario.id))
         if verdict == "fail":  # acknowledged, not applied, and nothing above says why
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
