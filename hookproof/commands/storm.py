@@ -690,7 +690,7 @@ def register(app: typer.Typer) -> None:
             if stopped:
                 raise fail(f"storm {stopped}, but the storm wrote no report; see the logs in {out / 'locust'}", 1)
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
-        report = written_report(out)
+        report = written = written_report(out)
         overloaded = host_load_note(_loadavg(), os.cpu_count())
         if overloaded is not None:  # in the files; on the console beside the ack latencies
             report = dataclasses.replace(report, notes=(*report.notes, overloaded))
@@ -728,8 +728,9 @@ def register(app: typer.Typer) -> None:
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if (tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered
-                or slow_start or unmodelled or lost_workers):  # the master wrote the reports; they name the log and quote it, as certify's
+        # the master wrote the reports: written again with every note added here, naming the
+        # receiver's log and quoting it as certify's do
+        if tails is not None or report.notes != written.notes:
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

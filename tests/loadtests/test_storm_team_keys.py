@@ -134,6 +134,15 @@ def test_a_storm_under_the_team_s_keys_passes_the_correct_receiver(storms: Storm
     assert "without a report" not in result.stderr, result.stderr
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout + result.stderr
+    # Shopify's "refunds/create" = "refund:{id}" restates the built-in money key: the console's
+    # note is in every report file too (the storm rewrites the master's reports with its notes)
+    restated = [n for n in json.loads((tmp_path / "out" / "report.json").read_text())["notes"]
+                if n.startswith('business_keys "refunds/create" = "refund:{id}" restates')]
+    assert len(restated) == (1 if receiver.startswith("shopify") else 0), result.stdout
+    if restated:
+        assert restated[0] in " ".join(result.stdout.split())
+        summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+        assert "restates hookproof's built-in key: as keys of your own" in summary
 
 
 @pytest.mark.slow
