@@ -543,18 +543,8 @@ def wider_keys_notes(config: Config) -> list[str]:
     if mapping is None or not mapping.templates:
         return []
     from hookproof.scenarios.business_keys import wider_than_built_in
-    from hookproof.simulator.world import emit_events, new_world
 
-    profile = config.profile()
-    world = new_world(profile.world, 1)
-    from hookproof.simulator.errors import SimulatorError
-
-    for event_type in profile.event_types():
-        try:
-            emit_events(world, event_type)
-        except SimulatorError:  # a type this world tells no story of alone: no sample, no note
-            continue
-    return wider_than_built_in(mapping, world.events)
+    return wider_than_built_in(mapping, config.sample_story())
 
 
 def with_wider_keys_notes(report: RunReport, notes: Sequence[str]) -> RunReport:

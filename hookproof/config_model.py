@@ -612,13 +612,17 @@ class KeyRule(StrictModel):
     when every path of `when` has its value (or one of a list): a path over the event as
     sent (``"pull_request.merged" = true``), or ``fetched.<path>`` over the object as the
     provider's API serves it at that event (``"fetched.status" = "approved"`` for a thin
-    notification). Without `when` the key is made for every event of the type, as the plain
-    template ``"<event type>" = "<key>"`` is."""
+    notification); and never when a path of `unless` has one of its values (a field the
+    event lacks has none: a Stripe payment intent an invoice made, ``"data.object.description"
+    = ["Subscription creation", "Subscription update"]``, the events a shop's own payments
+    are told apart from). Without either the key is made for every event of the type, as the
+    plain template ``"<event type>" = "<key>"`` is."""
 
     key: str = Field(min_length=1)
     when: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+    unless: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
 
-    @field_validator("when")
+    @field_validator("when", "unless")
     @classmethod
     def _when(cls, v: dict[str, Any]) -> dict[str, Any]:
         if not v:
@@ -633,6 +637,10 @@ class KeyRule(StrictModel):
     def allowed(self) -> dict[str, tuple[Any, ...]]:
         """Path → the values it may have."""
         return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.when.items()}
+
+    def refused(self) -> dict[str, tuple[Any, ...]]:
+        """Path → the values it may not have (`unless`)."""
+        return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.unless.items()}
 
 
 def nearest(name: str, names: Iterable[str]) -> str | None:
@@ -869,6 +877,29 @@ class Config(StrictModel):
                                   field=field)
         return {t: name for t, (_, name) in chosen.items() if name != default[t]}
 
+    def sample_story(self) -> list[Any]:
+        """One event of every type the profile sends, each from its smallest story
+        (`simulator.world.emit_events`), in one world told what the endpoint is sent
+        (``target.enabled_events`` and the optional types it names): the events an ``unless``
+        path is looked for in, and hookproof's own keys are compared with (an invoice's payment
+        intent is among them only where the invoice's own event is sent)."""
+        from hookproof.scenarios.explore_targets import sends_of
+        from hookproof.simulator.errors import SimulatorError
+        from hookproof.simulator.world import emit_events, new_world
+
+        profile = self.profile()
+        world = new_world(profile.world, 1, account=self.target.account)
+        enabled = self.enabled_types()
+        sends = sends_of(profile, None if enabled is None else frozenset(enabled))
+        subscribed = set(self.subscribed_types())
+        world.sent_only(lambda t: sends(t) and (t not in profile.optional_types or t in subscribed))
+        for event_type in profile.event_types():
+            try:
+                emit_events(world, event_type)
+            except SimulatorError:  # a type this world tells no story of alone: no sample
+                continue
+        return list(world.events)
+
     def key_mapping(self) -> Any:
         """The team's keys and counters as a `scenarios.business_keys.KeyMapping` (None when
         neither is configured), each checked against a sample event of its type.
@@ -899,11 +930,14 @@ class Config(StrictModel):
             world_type("business_keys", n): t if isinstance(t, str) else rules[n][0].key if n in rules else None
             for n, t in self.business_keys.items()}
         conditions = {world_type("business_keys", n): r[0].allowed() for n, r in rules.items() if r[0].when}
-        more = {world_type("business_keys", n): tuple(Rule(rule.key, rule.allowed()) for rule in r[1:])
+        exclusions = {world_type("business_keys", n): r[0].refused() for n, r in rules.items() if r[0].unless}
+        more = {world_type("business_keys", n): tuple(Rule(rule.key, rule.allowed(), rule.refused())
+                                                      for rule in r[1:])
                 for n, r in rules.items() if len(r) > 1}
         counters = {world_type("counters", n): CounterRule(c.key, c.amount, c.since, c.sign)
                     for n, c in self.counters.items()}
-        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions, more=more)
+        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions,
+                             exclusions=exclusions, more=more)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
                 samples = _sample_events(world_type(section, name), profile.world, account=self.target.account,
@@ -924,10 +958,15 @@ class Config(StrictModel):
                     if section == "business_keys" and len(rendered) < len(rules.get(name, ())):
                         # a rule whose `when` held on no sample: its template still checked, on the first
                         mapping.check(samples[0], render_all=True)
+                    unless = [rule.refused() for rule in rules.get(name, ()) if rule.unless]
+                    if section == "business_keys" and unless:  # a misspelt unless would never refuse a key
+                        story = [e for e in self.sample_story() if e.type == world_type(section, name)]
+                        for refused in unless:
+                            mapping.find_unless(refused, [*samples, *story])
                 except TemplateError as exc:
                     several = section == "business_keys" and len(rules.get(name, ())) > 1
                     which = next((n for n, r in enumerate(rules.get(name, ()), 1)
-                                  if exc.template in (r.key, *r.when)), 0) if several else 0
+                                  if exc.template in (r.key, *r.when, *r.unless)), 0) if several else 0
                     since = section == "counters" and exc.template == self.counters[name].since
                     raise ConfigError((f"rule {which}: " if which else "") + str(exc),
                                       field=f'{section}."{name}"' + (".since" if since else "")) from None
@@ -1019,18 +1058,19 @@ def _key_rules(name: str, value: dict[str, Any] | list[dict[str, Any]]) -> list[
     for n, table in enumerate(tables, 1):
         rule_no = f"rule {n}: " if isinstance(value, list) else ""
         if not isinstance(table, dict):
-            raise ConfigError(f"{rule_no}a key rule is a table (key and, optionally, when), not {table!r}", field=field)
+            raise ConfigError(f"{rule_no}a key rule is a table (key and, optionally, when and unless), not {table!r}",
+                              field=field)
         try:
             rules.append(KeyRule.model_validate(table))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
             message = {"missing": "is required",
-                       "extra_forbidden": "unknown key (a key rule has key and, optionally, when)"}.get(
+                       "extra_forbidden": "unknown key (a key rule has key and, optionally, when and unless)"}.get(
                 err["type"], err["msg"].removeprefix("Value error, "))
             raise ConfigError(rule_no + (f"{where}: {message}" if where else message), field=field) from None
     for n, rule in enumerate(rules[:-1], 1):
-        if not rule.when:
+        if not rule.when and not rule.unless:
             raise ConfigError(f"rule {n + 1} is never used: rule {n} has no when, so it makes the key of every "
                               f"event of the type (the first rule whose when holds makes the key; give rule {n} "
                               f"a when, or put it last)", field=field)

@@ -83,7 +83,8 @@ def storm_keys(spec: StormSpec, worlds: Sequence[Any]) -> StormKeyMapping | None
         return None
     plain = from_plain(spec.keys, spec.sending_profile())
     return StormKeyMapping(plain.templates, plain.profile, plain.counters, builtin=plain.builtin,
-                           conditions=plain.conditions, more=plain.more, worlds=tuple(worlds))
+                           conditions=plain.conditions, more=plain.more, exclusions=plain.exclusions,
+                           worlds=tuple(worlds))
 
 
 def check_templates(spec: StormSpec) -> None:

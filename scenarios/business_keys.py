@@ -158,13 +158,37 @@ def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any, *, ev
     return result
 
 
+def refuses(unless: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any) -> bool:
+    """True when a path of `unless` has one of its values (read as `holds` reads a path); a
+    path the event (or the fetched object) lacks has none, so it refuses nothing there (a
+    Stripe payment intent's ``metadata.channel``, set on a Checkout Session's alone)."""
+    for path, refused in unless.items():
+        on_fetched = path.startswith(FETCHED)
+        root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
+        try:
+            value = lookup(root, rest, template=path)
+        except TemplateError:
+            continue
+        if any(value == r and isinstance(value, bool) == isinstance(r, bool) for r in refused):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Rule:
     """One of an event type's key rules: the `key` template, made when every path of `when`
-    has one of its values (`holds`; an empty `when` always holds)."""
+    has one of its values (`holds`; an empty `when` always holds) and no path of `unless`
+    has one of its values (`refuses`)."""
 
     key: str
     when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    unless: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def applies(self, payload: Any, fetched: Any) -> bool:
+        """True when this rule makes the key of the event `payload` (`fetched`: the object the
+        provider's API serves at it). Raises TemplateError for a `when` path it lacks."""
+        return (not self.when or holds(self.when, payload, fetched)) and not (
+            self.unless and refuses(self.unless, payload, fetched))
 
 
 @dataclass(frozen=True)
@@ -195,6 +219,7 @@ class KeyMapping:
             effectful). A user catalog's keys (``x-hookproof-key``, `[catalog]`'s ``key``)
             are the user's own, not built in: they stay.
         conditions: event type → the `when` of its first rule (none: it always holds).
+        exclusions: event type → the `unless` of its first rule (none: it refuses nothing).
         more: event type → its further rules, in the config's order (an array of tables,
             ``[[business_keys."<type>"]]``): an event's key is made by the first rule
             whose `when` holds (`rules`), none when no rule's does.
@@ -206,6 +231,7 @@ class KeyMapping:
     builtin: bool = True
     conditions: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
     more: Mapping[str, tuple[Rule, ...]] = field(default_factory=dict)
+    exclusions: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
 
     def payload(self, event: Event) -> Any:
         """The event's body as the provider sends it, decoded."""
@@ -220,12 +246,34 @@ class KeyMapping:
         template = self.templates.get(event_type)
         if template is None:
             return ()
-        return (Rule(template, self.conditions.get(event_type) or {}), *self.more.get(event_type, ()))
+        return (Rule(template, self.conditions.get(event_type) or {}, self.exclusions.get(event_type) or {}),
+                *self.more.get(event_type, ()))
 
     def conditional(self, event_type: str) -> bool:
-        """True when `event_type`'s key is made only where a rule's `when` holds (so an
-        event of it without a key owes nothing, its counter included)."""
-        return any(rule.when for rule in self.rules(event_type))
+        """True when `event_type`'s key is made only where a rule's `when` holds and its
+        `unless` does not (so an event of it without a key owes nothing, its counter included)."""
+        return any(rule.when or rule.unless for rule in self.rules(event_type))
+
+    def find_unless(self, unless: Mapping[str, tuple[Any, ...]], samples: Sequence[Event]) -> None:
+        """Check that every path of `unless` is a field of one of `samples` (a type's sample
+        events, or the objects the provider's API serves at them): a misspelt one would refuse
+        no key, silently. Raises TemplateError naming the first path none of them has."""
+        for path in unless:
+            on_fetched = path.startswith(FETCHED)
+            rest = path[len(FETCHED):] if on_fetched else path
+            found = False
+            for sample in samples:
+                try:
+                    lookup(self.fetched(sample) if on_fetched else self.payload(sample), rest, template=path)
+                except TemplateError:
+                    continue
+                found = True
+                break
+            if not found:
+                where = ("no object the provider's API serves at an event of this type" if on_fetched
+                         else "no event of this type")
+                raise TemplateError(f"unless {path}: {where} has a field {rest}, so it would refuse no key",
+                                    template=path, path=path)
 
     def all_templates(self) -> tuple[str, ...]:
         """Every key template of the team's rules, of every type."""
@@ -241,10 +289,10 @@ class KeyMapping:
         if not rules:
             return None
         payload = self.payload(event)
-        fetched = self.fetched(event) if any(rule.when for rule in rules) else None
+        fetched = self.fetched(event) if any(rule.when or rule.unless for rule in rules) else None
         try:
             for rule in rules:
-                if not rule.when or holds(rule.when, payload, fetched):
+                if rule.applies(payload, fetched):
                     return render(rule.key, payload)
         except TemplateError:
             if event.business_key is None and invoice_payment(event):
@@ -270,10 +318,11 @@ class KeyMapping:
         rendered = set()
         for n, rule in enumerate(rules):
             held = True
-            if rule.when:
+            if rule.when or rule.unless:
                 fetched = self.fetched(event)
-                holds(rule.when, payload, fetched, every=True)
-                held = holds(rule.when, payload, fetched)
+                if rule.when:
+                    holds(rule.when, payload, fetched, every=True)
+                held = rule.applies(payload, fetched)
             if held:
                 render(rule.key, payload)
                 rendered.add(n)
@@ -340,7 +389,9 @@ def to_plain(mapping: KeyMapping) -> dict[str, Any]:
             "counters": {t: {"key": c.key, "amount": c.amount, "since": c.since, "sign": c.sign}
                          for t, c in mapping.counters.items()},
             "conditions": {t: {p: list(v) for p, v in when.items()} for t, when in mapping.conditions.items()},
-            "more": {t: [{"key": r.key, "when": {p: list(v) for p, v in r.when.items()}} for r in rules]
+            "exclusions": {t: {p: list(v) for p, v in unless.items()} for t, unless in mapping.exclusions.items()},
+            "more": {t: [{"key": r.key, "when": {p: list(v) for p, v in r.when.items()},
+                          "unless": {p: list(v) for p, v in r.unless.items()}} for r in rules]
                      for t, rules in mapping.more.items()}}
 
 
@@ -351,10 +402,13 @@ def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
                 for t, c in (data.get("counters") or {}).items()}
     conditions = {str(t): {str(p): tuple(v) for p, v in when.items()}
                   for t, when in (data.get("conditions") or {}).items()}
-    more = {str(t): tuple(Rule(str(r["key"]), {str(p): tuple(v) for p, v in (r.get("when") or {}).items()})
+    exclusions = {str(t): {str(p): tuple(v) for p, v in unless.items()}
+                  for t, unless in (data.get("exclusions") or {}).items()}
+    more = {str(t): tuple(Rule(str(r["key"]), {str(p): tuple(v) for p, v in (r.get("when") or {}).items()},
+                               {str(p): tuple(v) for p, v in (r.get("unless") or {}).items()})
                           for r in rules) for t, rules in (data.get("more") or {}).items()}
     return KeyMapping({str(t): v for t, v in (data.get("templates") or {}).items()}, profile, counters,
-                      builtin=bool(data.get("builtin", True)), conditions=conditions, more=more)
+                      builtin=bool(data.get("builtin", True)), conditions=conditions, more=more, exclusions=exclusions)
 
 
 def rekeyed(attempts: Sequence[Attempt], events: Iterable[Event]) -> list[Attempt]:
@@ -552,6 +606,40 @@ def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: value}
 
 
+#: A value an ``unless`` may name: words (a status, a description such as Stripe's "Subscription
+#: creation"), never an id, a number or a time, which would tell apart only the sample's objects.
+_NAMED_VALUE = re.compile(r"[A-Za-z]+(?:[ _][A-Za-z]+)*")
+_ID_LIKE = re.compile(r"[a-z]{2,}_[A-Za-z0-9]{10,}")
+
+
+def _unless_cover(keyed: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
+                  most: int = 3) -> list[tuple[str, list[str]]]:
+    """The paths (at most `most`) and their word values that every event of `other` (its
+    leaves, `_leaves`) has one of and no event of `keyed` has: an ``unless`` that refuses
+    exactly the events hookproof's key owes nothing for. Greedy: the path covering most of the
+    events left first (then the one with fewest values, then by name). Empty when none covers
+    them all."""
+    options: dict[str, tuple[frozenset[int], list[str]]] = {}
+    for path in sorted({p for leaves in other for p in leaves}):
+        values = {leaves[path] for leaves in other if isinstance(leaves.get(path), str)}
+        if not values or not all(_NAMED_VALUE.fullmatch(v) and not _ID_LIKE.fullmatch(v) and len(v) <= 60
+                                  for v in values):
+            continue
+        if any(leaves.get(path) in values for leaves in keyed):
+            continue
+        options[path] = (frozenset(n for n, leaves in enumerate(other) if leaves.get(path) in values), sorted(values))
+    left: set[int] = set(range(len(other)))
+    chosen: list[tuple[str, list[str]]] = []
+    while left and len(chosen) < most:
+        best = min(options.items(), key=lambda kv: (-len(kv[1][0] & left), len(kv[1][1]), kv[0]), default=None)
+        if best is None or not best[1][0] & left:
+            return []
+        chosen.append((best[0], best[1][1]))
+        left -= best[1][0]
+        del options[best[0]]
+    return chosen if not left else []
+
+
 def wider_than_built_in(mapping: KeyMapping, events: Iterable[Event]) -> list[str]:
     """Notes on the team's rules that give an effect to events hookproof's own key gives none
     (a Stripe ``checkout.session.completed`` whose ``payment_status`` is ``unpaid``: Stripe
@@ -580,7 +668,14 @@ def wider_than_built_in(mapping: KeyMapping, events: Iterable[Event]) -> list[st
             if len(kept) == 1 and words and not kept & left:
                 candidates.append((0 if "status" in path.rsplit(".", 1)[-1] else 1, path, first, left))
         provider = mapping.profile.provider_type(event_type) or event_type
-        if candidates:
+        refused = [] if candidates else _unless_cover(keyed_leaves, other_leaves)
+        if refused:
+            unless = ", ".join(f'"{path}" = [{", ".join(json.dumps(v) for v in values)}]' for path, values in refused)
+            told = "; ".join(f"{path} is {' or '.join(repr(v) for v in values)}" for path, values in refused)
+            notes.append(f'[business_keys] "{provider}" owes an effect for every such event, hookproof\'s own key none '
+                         f"where {told}: a receiver that acts only on the others shows lost findings; add "
+                         f"unless = {{ {unless} }} to keep to those")
+        elif candidates:
             _, path, value, left = min(candidates)
             notes.append(f'[business_keys] "{provider}" owes an effect for every such event, hookproof\'s own key only '
                          f"when {path} is {value!r} (not {', '.join(repr(v) for v in sorted(map(str, left)))}): a "
@@ -594,4 +689,4 @@ def wider_than_built_in(mapping: KeyMapping, events: Iterable[Event]) -> list[st
 
 
 __all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "Rule", "TemplateError", "counter_keys", "counter_truth", "from_plain",
-           "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain", "wider_than_built_in"]
+           "holds", "refuses", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain", "wider_than_built_in"]

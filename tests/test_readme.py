@@ -521,6 +521,26 @@ def test_the_key_rules_example_loads_for_its_provider(tmp_path: Path, profile: s
     assert mapping is not None and len(mapping.conditions) == 1
 
 
+def test_the_unless_example_loads_and_is_the_note_s(tmp_path: Path) -> None:
+    """The README's ``unless`` example loads with its two refused paths, and is the rule
+    certify's note gives for the plain license rule (`tests/scenarios/test_key_unless.py`
+    certifies a correct receiver under it)."""
+    from hookproof.config import load_config
+    from tests.scenarios.test_key_unless import UNLESS
+
+    (toml,) = re.findall(r"```toml keyunless\.toml\n(.*?)```", README, flags=re.S)
+    assert tomllib.loads(toml)["business_keys"]["payment_intent.succeeded"]["unless"] == tomllib.loads(
+        f"unless = {UNLESS}")["unless"]
+    path = tmp_path / "hookproof.toml"
+    path.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "stripe"\nsecret = "whsec_x"\n'
+                    '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n'
+                    + toml, encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    assert mapping.exclusions == {"payment_intent.succeeded": {
+        "data.object.description": ("Subscription creation", "Subscription update"),
+        "data.object.metadata.channel": ("checkout",)}}
+
+
 def test_the_array_of_key_rules_example_is_the_certified_receiver_s(tmp_path: Path) -> None:
     """The README's ``[[business_keys."payment.updated"]]`` example loads, with its two rules in
     order, and is the config `tests/examples/test_mp_key_rules.py` certifies its receiver under."""

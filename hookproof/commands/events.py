@@ -158,6 +158,8 @@ def unmatched_rules(profile_name: str | None, config: str | None, examples: dict
         worded[world_type] = "; ".join(
             rule.key + ("" if not rule.when else " when " + " and ".join(
                 f"{path} = {' or '.join(str(v) for v in values)}" for path, values in rule.when.items()))
+            + ("" if not rule.unless else " unless " + " or ".join(
+                f"{path} = {' or '.join(str(v) for v in values)}" for path, values in rule.unless.items()))
             for rule in mapping.rules(world_type))
     return worded
 
