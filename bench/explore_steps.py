@@ -22,7 +22,11 @@ signing, dispatcher, httpx, the app's routing), observer reads, checks, and the 
 Hypothesis's own machinery and the rules' glue; and the settle's sleeps per example (wall:
 the quick settle window, waited for when the app may still be working; a quiet in-process
 app showing the whole picture is settled by that read). A short untimed search runs first,
-so that the rows compare warm processes (the start-up line says what it cost). The
+so that the rows compare warm processes (the start-up line says what it cost). Under the
+bare loop, Hypothesis alone: a machine with the search's rules (names, arguments, the
+``initialize`` rule), every rule enabled and doing nothing, run with explore's settings and
+seed, its main-thread CPU per example, and the bare loop's steps/s were that added to each
+example (explore's ceiling while it uses Hypothesis as it does). The
 receivers' SQLite files are on the memory-backed filesystem when the machine has one:
 on disk, inbox_sync's one or two fsyncs per request (about 4 ms each here) would be most
 of both rows.
@@ -54,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from examples.receivers.pool import ReceiverPool  # noqa: E402
 from hookproof.scenarios import session as session_module  # noqa: E402
 from hookproof.scenarios.observers import HttpObserver  # noqa: E402
-from hookproof.scenarios.statemachine import explore, shared_target  # noqa: E402
+from hookproof.scenarios.statemachine import explore, machine_for, shared_target  # noqa: E402
 from hookproof.scenarios.world_ops import WORLD_OPS  # noqa: E402
 from hookproof.simulator.delivery import Target  # noqa: E402
 from hookproof.simulator.profiles import get_profile  # noqa: E402
@@ -272,6 +276,46 @@ def bare_loop(rec: Recording, state: ServerState) -> tuple[float, float]:
         pool.close()
 
 
+def hypothesis_alone(target: Any, examples: int) -> tuple[int, int, float]:
+    """Hypothesis's own cost with explore's rules: a machine with the rules of `target`'s
+    search (their names and argument strategies, the `initialize` rule first), every rule
+    enabled and doing nothing, run as explore runs its machine (same settings, seed 1):
+    the rule draws, the swarm flags and the engine's bookkeeping per example, with no
+    session, world, delivery or check: what explore pays Hypothesis whatever else it
+    cuts (a lower bound: explore's rules are drawn again when a precondition fails).
+    (examples, rules run, main-thread CPU seconds)."""
+    from hypothesis import HealthCheck, Phase, seed, settings
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+
+    real = machine_for(target, seed=1)
+    counts = {"examples": 0, "rules": 0}
+
+    def body(name: str) -> Any:
+        def step(self: Any, **_: Any) -> None:
+            counts["rules"] += 1
+        step.__name__ = name
+        return step
+
+    def start(self: Any) -> None:
+        RuleBasedStateMachine.__init__(self)
+        counts["examples"] += 1
+
+    members: dict[str, Any] = {"__init__": start}
+    state = real.setup_state()
+    for r in state.initializers:
+        members[r.function.__name__] = initialize(**r.arguments)(body(r.function.__name__))
+    for r in state.rules:
+        f = rule(**r.arguments)(body(r.function.__name__))
+        members[r.function.__name__] = precondition(lambda self: True)(f) if r.preconditions else f
+    machine = type("NullMachine", (RuleBasedStateMachine,), members)
+    config = settings(max_examples=examples, stateful_step_count=10, deadline=None, derandomize=False,
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False, database=None,
+                      phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
+    cpu = time.thread_time()
+    run_state_machine_as_test(seed(1)(machine), settings=config)
+    return counts["examples"], counts["rules"], time.thread_time() - cpu
+
+
 #: Examples of the untimed search that runs first (see `warm_up`).
 WARM_UP_EXAMPLES = 5
 
@@ -310,6 +354,11 @@ def in_process(n: int) -> None:
     bare_s, bare_cpu = bare_loop(rec, ServerState())
     row("bare loop", r.examples, r.steps, bare_s, bare_cpu, f"  {rec.requests} requests in {len(rec.batches)} batches")
     print(f"explore / bare loop: {bare_s / r.duration_s:.2f} (CPU {bare_cpu / cpu:.2f})", flush=True)
+    null_examples, null_rules, null_cpu = hypothesis_alone(pool.target(), n)
+    per_example = null_cpu / max(1, null_examples)
+    print(f"hypothesis alone (explore's rules, each enabled, doing nothing): {null_examples} examples "
+          f"{null_rules} rules run, main-thread CPU {1000 * per_example:.2f} ms per example; the bare loop "
+          f"plus that per example: {r.steps / (bare_s + per_example * r.examples):.0f} steps/s  {load()}", flush=True)
 
 
 def over_http(n: int) -> None:
