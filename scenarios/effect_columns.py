@@ -10,7 +10,7 @@ them one by one (to name what failed, or because the truth is not the pass's col
 from __future__ import annotations
 
 from itertools import chain, repeat
-from operator import attrgetter, eq, is_not
+from operator import attrgetter, eq, is_, is_not
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from hookproof.scenarios.expectation_views import TruthView
@@ -180,12 +180,18 @@ def idempotency_consistent(observations: Sequence[Observation], idx: CheckIndex 
     first = np.full(n, len(k), np.int64)
     np.minimum.at(first, k, np.arange(len(k), dtype=np.int64))  # each key's first row
     idems = list(map(_IDEM, effects))
-    if not all(map(eq, idems, map(idems.__getitem__, first[k].tolist()))):
+    # only the rows after their key's first are compared with it (a row equals itself: a
+    # run whose keys each show one row, an observer's usual read, compares none)
+    later = np.flatnonzero(first[k] != np.arange(len(k), dtype=np.int64))
+    if later.size and not all(map(eq, map(idems.__getitem__, later.tolist()),
+                                  map(idems.__getitem__, first[k[later]].tolist()))):
         return None  # a key seen with two Idempotency-Keys
     keys_seen = first[first < len(k)]
     distinct = set(idems)
     distinct.discard(None)
-    keyed = len(keys_seen) - list(map(idems.__getitem__, keys_seen.tolist())).count(None)
+    # the keys whose (one) Idempotency-Key is None, counted on their first rows in numpy
+    none = np.fromiter(map(is_, idems, repeat(None)), np.bool_, len(idems))
+    keyed = len(keys_seen) - int(np.count_nonzero(none[keys_seen]))
     if len(distinct) != keyed:
         return None  # an Idempotency-Key shared by two business keys
     return len(keys_seen), len(distinct)

@@ -649,17 +649,23 @@ def _first_new(codes: "npt.NDArray[np.int64]", start: int) -> "npt.NDArray[np.in
 def _first_of(first: "npt.NDArray[np.int64]", ev: "npt.NDArray[np.int64]", at: "npt.NDArray[np.int64]",
               offset: int) -> "npt.NDArray[np.int64]":
     """Record in `first` (per event code) the position of each event's first attempt
-    among the chunk's indexes `at`, for events that had none yet; returns the chunk
-    indexes recorded."""
+    among the chunk's indexes `at` (ascending), for events that had none yet; returns the
+    chunk indexes recorded, ascending. No sort: the attempts of events without a first
+    yet take the least of their positions (`np.minimum.at` over slots set to the
+    column's largest value, above any position a pass reads), and those whose position
+    it is are the ones recorded."""
     import numpy as np
 
     if not at.size:
         return at
-    codes, where = np.unique(ev[at], return_index=True)
-    fresh = first[codes] < 0
-    at = at[where[fresh]]
-    first[codes[fresh]] = at + offset
-    return np.sort(at)
+    at = at[first[ev[at]] < 0]
+    if not at.size:
+        return at
+    codes = ev[at]
+    positions = at + offset
+    first[codes] = np.iinfo(first.dtype).max
+    np.minimum.at(first, codes, positions.astype(first.dtype, copy=False))
+    return at[first[codes] == positions]
 
 
 def _objects(at: "npt.NDArray[np.int64]", foreign: "npt.NDArray[np.bool_]", lazy: Callable[[int], tuple[Any, Any]],

@@ -223,3 +223,33 @@ def test_reads_left_out_of_the_idempotency_pass_change_nothing(as_columns: None,
     assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[0])]) == [2]
     assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[1])]) == [2]
     assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[2])]) == [0, 1]
+
+
+@pytest.mark.parametrize("rows", ["tuple", "columns"])
+def test_the_idempotency_pass_compares_only_repeated_keys_and_says_what_every_row_says(
+        as_columns: None, rows: str) -> None:
+    """Rows whose key shows once, keys repeated (an effect applied twice) with the same or
+    another Idempotency-Key, keys without one, a key with one and then none, and one
+    Idempotency-Key on two keys: the pass (which compares only the rows after their key's
+    first, and counts the keys without one on their first rows) says what every row says."""
+    from hookproof.scenarios.effect_columns import idempotency_consistent
+
+    def made(effects: tuple[Effect, ...]) -> tuple[Effect, ...] | EffectRows:
+        return _columns(effects) if rows == "columns" and effects else effects
+
+    once = tuple(Effect(f"k{i}", None, f"idem-{i}" if i % 3 else None) for i in range(40))
+    cases = [
+        once,  # every key once: nothing compared
+        (*once, once[4], once[3], once[0]),  # duplicates, with and without an Idempotency-Key
+        (*once, Effect("k4", None, "idem-other")),  # a duplicate with another Idempotency-Key
+        (*once, Effect("k1", None, None)),  # a duplicate without the key's Idempotency-Key
+        (*once, Effect("k3", None, "idem-3")),  # a key without one, then with one
+        (*once, Effect("k40", None, "idem-1")),  # one Idempotency-Key on two keys
+        (Effect("a"), Effect("a"), Effect("b")),  # none has one
+    ]
+    for effects in cases:
+        obs = [Observation(0.0, made(effects), ())]
+        assert idempotency_consistent(obs, None) == _pairs_consistent(obs), effects
+    assert idempotency_consistent([Observation(0.0, made(cases[1]), ())], None) == (40, 26)
+    assert idempotency_consistent([Observation(0.0, made(cases[2]), ())], None) is None
+    assert idempotency_consistent([Observation(0.0, made(cases[5]), ())], None) is None
