@@ -1500,6 +1500,10 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
     approved, then refunded while the fetch that read it approved is on its way."""
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
+    if isinstance(w, GitHubWorld) and (tied := _github_overtaken(ctx, w)):
+        first, held, newer = tied
+        return Plan(w, (Phase((first,)), Phase((held,), held=True), Phase((newer,))),
+                    owes_effects=False, held_fetch=held.object_id)
     if not isinstance(w, World):
         if not w.serves_api:  # a user catalog's world
             return NotApplicable("hookproof serves no provider API for a catalog's objects: nothing to fetch")
@@ -1529,6 +1533,39 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
                              "(enabled_events)")
     return Plan(w, (Phase(tuple(created)), Phase((past_due[0],), held=True), Phase((recovered[0],))),
                 owes_effects=False, held_fetch=sub)
+
+
+def _github_overtaken(ctx: Context, w: GitHubWorld) -> tuple[Event, Event, Event] | None:
+    """`fetch-overtaken`'s story in the repository world: (delivered first, delivered with its
+    fetch's answer held, delivered meanwhile), the last two one second's changes of one object,
+    so the held answer and the newer one carry one ``updated_at`` (GitHub's counts whole seconds,
+    docs "Webhook events and payloads"); None when the receiver is sent neither story (then the
+    state story's walk, `state_events`, as in the other providers' worlds).
+
+    An issue a triage bot labels and closes in one second (`GitHubWorld.triage`): ``issues.opened``,
+    then ``issues.labeled`` (its fetch held: open) and ``issues.closed`` (closed), when the observer
+    reads issues (or names no kind) and the receiver is sent those three; else a pull request a
+    workflow closes and reopens in one second (`GitHubWorld.rerun_ci`): ``pull_request.opened``,
+    ``.closed`` (held: closed) and ``.reopened`` (open). A receiver writing what it fetched over an
+    older or equal ``updated_at`` without one fetch-and-write at a time per object lets the held,
+    older answer land last; comparing with ``>`` instead drops the newer answer of an in-order tie
+    (`stale-after-newer`): only the lock is right."""
+    named = ctx.state_kinds
+    if (not named or "issue" in named) and all(ctx.sends(t) for t in ("issues.opened", "issues.labeled",
+                                                                      "issues.closed")):
+        issue = w.same_second_story()
+        opened, labeled, closed = (next(e for e in issue if e.type == t)
+                                   for t in ("issues.opened", "issues.labeled", "issues.closed"))
+        return opened, labeled, closed
+    if (not named or "pull_request" in named) and all(ctx.sends(t) for t in ("pull_request.opened",
+                                                                             "pull_request.closed",
+                                                                             "pull_request.reopened")):
+        start = len(w.events)
+        pull_request = w.open_pull_request()
+        w.rerun_ci(pull_request)
+        opened, closed, reopened = (e for e in w.events[start:] if e.object_id == pull_request)
+        return opened, closed, reopened
+    return None
 
 
 #: Where a scenario's description says what the provider does with a refused event: the
@@ -1677,11 +1714,14 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "it fetched without comparing updated_at lets the older fetch's write land last. Applies only to "
          "receivers that fetch."),
         ("github", "A slow fetch overtaken by a newer event",
-         "An issue is labeled; the receiver fetches it while handling that event, and the REST API is slow to "
-         "answer (read when asked, answered up to a second later). Meanwhile the issue is closed and that event "
-         "is delivered and handled, fetching the closed issue. A receiver writing what it fetched without "
-         "comparing updated_at lets the older fetch's write land last: the issue stays open. Applies only to "
-         "receivers that fetch."),
+         "A triage bot labels an issue and closes it in one second; the receiver fetches the issue while "
+         "handling the label's event, and the REST API is slow to answer (read when asked, answered up to a "
+         "second later). Meanwhile the close is delivered and handled, fetching the closed issue. Both answers "
+         "carry one updated_at (GitHub's counts whole seconds), so a receiver writing what it fetched without "
+         "one fetch-and-write at a time per object (a row lock), whether or not it compares updated_at, lets the "
+         "older fetch's write land last: the issue stays open (to an App reading only pull requests' states, a "
+         "workflow closes and reopens a pull request in one second, the close's fetch held: it stays closed). "
+         "Applies only to receivers that fetch."),
     ),
     # Shopify has no manual replay: the same event comes again as a new delivery through a second
     # subscription to its topic (`ShopifyProfile.replayed`; shopify.dev "Ignore duplicate webhooks").

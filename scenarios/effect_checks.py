@@ -479,6 +479,13 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
     return findings
 
 
+#: What a counter finding adds when the receiver shows a counter no sent event moves: the
+#: config declares no counter event keyed so ([counters] templates, a catalog's amounts), so the
+#: receiver keeps a counter the config does not declare, or moved one for an event that moves none.
+UNMOVED_COUNTER = (": no event sent moves this key under the declared counters ([counters]): a counter the "
+                   "receiver keeps that the config does not declare, or one it moved for an event that moves none")
+
+
 def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex,
                       moved: CounterEvents | None = None) -> list[Finding]:
     """One finding per counter whose observed amount differs from the truth's sum, naming the
@@ -506,6 +513,8 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
                           for m in moves)
         positions = list(idx.by_key.get(key, ())) or sorted(p for event_id in ids for p in idx.by_event.get(event_id, ()))
         message = f"counter is {shown}; the provider's truth implies {expected}"
+        if key not in want and not moves:
+            message += UNMOVED_COUNTER
         amounts = [m for m in moves if not isinstance(m, str)]
         if amounts and len(amounts) == len(moves) and sum(m.amount for m in amounts) == expected:
             message += " (" + ", ".join(f"{m.amount:+d} {m.event_type} {m.event_id}" for m in amounts) + ")"

@@ -14,6 +14,7 @@ from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
 from hookproof.scenarios.key_loops import OtherTypes, gone_words, moved_words, replay_note
 from hookproof.scenarios.state_words import regressed_words, stale_words
+from hookproof.scenarios.effect_checks import UNMOVED_COUNTER
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
@@ -431,7 +432,8 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
         if actual == expected or (actual is None and expected == 0):
             continue
         shown = "missing" if actual is None else str(actual)
-        findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}",
+        unmoved = UNMOVED_COUNTER if key not in want and not moved.get(key) else ""
+        findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}{unmoved}",
                                 expected=expected, actual=actual, attempts=idx.attempt_ids(
                                     list(idx.by_key.get(key, ())) or sorted(
                                         p for e in moved.get(key, ()) for p in idx.by_event.get(e, ())))))

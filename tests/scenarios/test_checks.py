@@ -760,6 +760,23 @@ def test_a_counter_finding_names_the_ids_the_receiver_was_sent() -> None:
     assert finding.attempts == (0, 1, 2)
 
 
+def test_a_counter_no_sent_event_moves_says_the_config_declares_none() -> None:
+    """A counter the receiver shows that no declared counter event moves (a GitHub App counting
+    comments per issue in the table the counter query reads, under a config declaring only its
+    check suites' counter) is told as such, not only as a count the truth puts at 0."""
+    from hookproof.scenarios.business_keys import CounterMove
+
+    expectations = replace(exp("renewal:in_1"), counters={"cus_1": 900},
+                           counter_events={"cus_1": (CounterMove("evt_1", "invoice.paid", 900),)})
+    observed = replace(obs(20, "renewal:in_1"), counters={"cus_1": 900, "comments:acme/app#4": 2})
+    result = ALL_CHECKS["counter"](hist(att("i1", "renewal:in_1")), expectations, [observed])
+    [finding] = result.findings
+    assert (finding.key, finding.expected, finding.actual) == ("comments:acme/app#4", 0, 2)
+    assert finding.message == ("counter is 2; the provider's truth implies 0: no event sent moves this key under the "
+                               "declared counters ([counters]): a counter the receiver keeps that the config does "
+                               "not declare, or one it moved for an event that moves none")
+
+
 @pytest.mark.parametrize("columns", [False, True])
 def test_money_moved_once_per_duplicate_says_it_is_the_duplicated_finding(
         columns: bool, monkeypatch: pytest.MonkeyPatch) -> None:

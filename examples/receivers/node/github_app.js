@@ -102,7 +102,9 @@ export const defaultApi = () => ({
 
 // `order`: how a state is kept. "fetch" (this App): the REST API's, fetched under a per-object
 // lock; "payload" (a twin): the payload's, written when its updated_at is not older than the
-// stored one ("payload-strict": newer); "none" (a twin): the payload's, whatever the stored one.
+// stored one ("payload-strict": newer); "none" (a twin): the payload's, whatever the stored one;
+// "fetch-unlocked" (a twin): the REST API's, fetched with no lock and written when its updated_at is
+// not older than the stored one (two answers of one second: the later written wins, older or not).
 // `countDeletes`: "claimed" (this App) takes a deleted comment off its issue's count in the
 // delivery's transaction, once; "every-delivery" (a twin) takes it off before the claim, on
 // every delivery of the deletion (a redelivery counts it again). `installations`: "newest" (this
@@ -131,7 +133,8 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
     ${{ payload: "WHERE excluded.updated_at >= states.updated_at",
-        "payload-strict": "WHERE excluded.updated_at > states.updated_at" }[order] || ""}`);
+        "payload-strict": "WHERE excluded.updated_at > states.updated_at",
+        "fetch-unlocked": "WHERE excluded.updated_at >= states.updated_at" }[order] || ""}`);
   const setInstallation = db.prepare(`
     INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, 'installation', ?, ?)
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
@@ -198,6 +201,10 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   // Apply `effects` and the state of issue or pull request `number` (`obj` as the payload has it).
   const handle = ({ id, name, payload }, effects, kind, number, obj) => {
     const key = ref(payload, number);
+    if (order === "fetch-unlocked") {
+      return fetchState(payload, kind, number).then((now) =>
+        apply(id, name, [...effects, ["state", key, kind, now.status, now.updated_at]], payload));
+    }
     if (order !== "fetch") {
       return apply(id, name, [...effects, ["state", key, kind, statusOf(kind, obj), obj.updated_at]], payload);
     }
