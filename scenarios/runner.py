@@ -205,6 +205,9 @@ class Runner:
     _fell_short: bool = field(default=False, init=False, repr=False)
     #: the first scenario whose settle fell short (`_fell_short`), which later findings name
     _short_in: str | None = field(default=None, init=False, repr=False)
+    #: the scenarios whose settle fell short, not judged yet: the run learns of it (`_fell_short`)
+    #: only from one that then fails (a read between phases may fall short, the final read not)
+    _short_pending: set[str] = field(default_factory=set, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
@@ -667,6 +670,7 @@ class Runner:
             effects=views.effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
+        self._fell_short_if_failed(scenario.id, verdict)
         if verdict == "fail":  # the endpoint's mode is the runner's to tell
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
@@ -893,6 +897,18 @@ class Runner:
             return f"{type(exc).__name__}: {exc}"
         return None
 
+    def _fell_short_if_failed(self, scenario_id: str, verdict: str) -> None:
+        """Once a scenario is judged: had one of its settles fallen short and it failed, the run
+        knows the receiver keeps something from the truth (`_fell_short`, naming it first in
+        `_short_in`); had it passed, the read that fell short was made good later (a read between
+        its phases, a receiver applying late), so no other scenario is hurried on its account."""
+        with self._observe_lock:
+            short = scenario_id in self._short_pending
+            self._short_pending.discard(scenario_id)
+            if short and verdict == "fail":
+                self._fell_short = True
+                self._short_in = self._short_in or scenario_id
+
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
                 delivering: bool = False, patient: bool = False) -> tuple[list[Observation], bool, bool]:
         """Read the receiver until it settles (`observers.settle`): once a read shows every
@@ -903,8 +919,9 @@ class Runner:
         unchanged for `settle_stall_s` still short of it. Without an expected
         picture (`_expected_picture` None), unchanged for the window.
 
-        Once one settle of the run has waited that long and still fell short (the
-        receiver keeps an effect or a state from the truth: the run fails on it either way),
+        Once one settle of the run has waited that long and still fell short, in a scenario
+        that then failed (the receiver keeps an effect or a state from the truth: the run fails
+        on it either way; `_fell_short_if_failed`),
         the others give a read that falls short the window only, as before settling on
         evidence, so a broken receiver costs the run about one such wait, not one per
         scenario. A chaos scenario (`patient`) is not hurried so: its kill, pause or restart
@@ -931,9 +948,9 @@ class Runner:
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
                             stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short)
             observations += result.observations
-            if result.short:
-                self._fell_short = True
-                self._short_in = self._short_in or scenario_id
+            if result.short:  # the run learns of it once this scenario fails (`_fell_short_if_failed`)
+                with self._observe_lock:
+                    self._short_pending.add(scenario_id)
                 return observations, True, False
             hurried = result.settled and not patient and self._fell_short and not owed(observations[-1])
             # Beside other scenarios, this world's part unchanged for the window is not enough
