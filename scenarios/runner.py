@@ -115,6 +115,8 @@ class Runner:
         has_sink: effects go through the effect sink.
         nemesis: the fault injector for chaos scenarios (`chaos.nemesis.Nemesis`), or
             None; chaos scenarios deliver to `nemesis.target` and are always healed.
+        started: the receiver process hookproof started (`[target.start]`, `[target.process]`),
+            or None; a note on a receiver that stopped answering names its exit code once it exited.
         chaos_settings: the chaos scenarios' settings (`scenarios.chaos.ChaosSettings`).
         keys: the team's business keys and counters (`scenarios.business_keys`), or
             None: hookproof's built-in keys.
@@ -168,6 +170,9 @@ class Runner:
     progress: Progress | None = None
     results: list[ScenarioReport] = field(default_factory=list)
     nemesis: object | None = None
+    #: the receiver process hookproof started (`chaos.process.ReceiverProcess`, with
+    #: `exit_code()`), whose exit the note on a receiver that stopped answering names; or None
+    started: object | None = None
     chaos_settings: object | None = None
     keys: KeyMapping | None = None
     redelivery_window: int = 200
@@ -285,7 +290,7 @@ class Runner:
                 down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
                     self.history.attempts(scenario.id))
                 if down is not None and i + 1 < len(chosen):
-                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}); the "
+                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}){self._exited()}; the "
                                       f"{len(chosen) - i - 1} scenario(s) after it were not run "
                                       "(--keep-going runs them anyway)")
                     self.results += [_not_run(s, f"not run: the receiver stopped answering in {scenario.id}")
@@ -388,7 +393,8 @@ class Runner:
                 self.rejecting = scenario.id
         if down is not None and never:
             why = receiver_down(self.history.attempts(chosen[down].id))
-            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}); the {len(never)} "
+            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}){self._exited()}; "
+                              f"the {len(never)} "
                               "scenario(s) after it were not run (--keep-going runs them anyway)")
             for i in never:
                 slots[i] = _not_run(chosen[i], f"not run: the receiver stopped answering in {chosen[down].id}")
@@ -886,6 +892,14 @@ class Runner:
         if self.nemesis is None:
             raise RuntimeError(f"scenario {scenario.id} has chaos hooks but the runner has no fault injector")
         hook(ChaosContext(self.nemesis, self.history, scenario.id, self.chaos_settings))
+
+    def _exited(self) -> str:
+        """``: the receiver hookproof started exited with code 3 (its output: receiver.log)`` when
+        the process hookproof started (`[target.process]`) is no longer running; else empty."""
+        code = getattr(self.started, "exit_code", lambda: None)()
+        if code is None:
+            return ""
+        return f": the receiver hookproof started exited with code {code} (its output: receiver.log)"
 
     def _heal(self, scenario: Scenario) -> str | None:
         """Heal every fault of a chaos scenario; the reason when healing failed."""
