@@ -309,6 +309,10 @@ class ReceiverProcess:
     def running(self) -> bool:
         return self._child is not None and self._child.running()
 
+    def exit_code(self) -> int | None:
+        """The code the started process exited with; None while it runs or before it started."""
+        return self._child.poll() if self._child is not None else None
+
     def start(self) -> None:
         """Start and wait healthy. Raises ProcessError with the log tail on failure: with the
         run's shared log, only what was written since this start (not another copy's output)."""

@@ -203,9 +203,10 @@ def started_receiver(config: Config, secrets: Sequence[str], api_base: str, sink
 
 @contextlib.contextmanager
 def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str,
-                     log: Any = None) -> Iterator[None]:
+                     log: Any = None) -> Iterator[Any]:
     """Start the receiver's `start` command if configured, wait healthy, stop it after; its
-    output goes to `log` (a `chaos.process.ReceiverLog`) when given."""
+    output goes to `log` (a `chaos.process.ReceiverLog`) when given. Yields the started
+    `chaos.process.ReceiverProcess`, or None without a `start` command."""
     from hookproof.chaos.process import ReceiverProcess
 
     start = config.target.start
@@ -229,7 +230,7 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
     with contextlib.ExitStack() as stack:
         stack.push(proc)  # stopped even when the start itself is interrupted (Ctrl-C, SIGTERM)
         proc.start()
-        yield
+        yield proc
 
 
 def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Any:
@@ -735,7 +736,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     try:
         with run_deadline(limit_s, notes, source=deadline_source) as disarm, provider_server(config) as provider:
             state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
-            with receiver_process(config, secrets, api_base, sink_url, log), \
+            with receiver_process(config, secrets, api_base, sink_url, log) as started_process, \
                     controlled_receiver(config, secrets, api_base, sink_url, history, seed, log) as nemesis:
                 provider.ready()
                 runner = Runner(
@@ -751,6 +752,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     settle_interval_s=config.settle.interval_s, has_sink=config.observed.kind == "sink",
                     progress=marked, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
+                    started=getattr(nemesis, "receiver", None) or started_process,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                     keys=config.key_mapping(), state_kinds=config.observed.state_kinds,
                     state_fields=config.state_field_map(),

@@ -123,6 +123,14 @@ class TargetConfig(StrictModel):
             raise ValueError(f"must look like 'module:attribute', got {v!r}")
         return v
 
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account(cls, v: object) -> object:
+        """A whole number is the account as text: Mercado Pago's seller id is a number in its
+        notifications (``"user_id": 44444``, the "Webhooks" page), so ``account = 123456789``
+        is ``"123456789"``. Anything else but text is refused, as before."""
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
     @field_validator("secret")
     @classmethod
     def _secret(cls, v: str | list[str]) -> str | list[str]:
@@ -516,7 +524,7 @@ class RunConfig(StrictModel):
 
             unknown = [s for s in v if s not in CATALOG]
             if unknown:
-                raise ValueError(f"unknown scenario id {unknown[0]!r} (see 'hookproof scenarios')")
+                raise ValueError(unknown_scenario(unknown[0], CATALOG))
         return v
 
 
@@ -641,6 +649,14 @@ class KeyRule(StrictModel):
     def refused(self) -> dict[str, tuple[Any, ...]]:
         """Path → the values it may not have (`unless`)."""
         return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.unless.items()}
+
+
+def unknown_scenario(name: str, ids: Iterable[str]) -> str:
+    """The one line for a scenario id no catalog has, naming the nearest ids when some are close:
+    ``unknown scenario id 'dupicate-sequential' (did you mean duplicate-sequential? see 'hookproof
+    scenarios')``."""
+    hint = nearest(name, ids)
+    return f"unknown scenario id {name!r} ({hint + ' ' if hint else ''}see 'hookproof scenarios')"
 
 
 def nearest(name: str, names: Iterable[str]) -> str | None:

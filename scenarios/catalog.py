@@ -1663,9 +1663,10 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "different statuses and seconds (its partial refund's, still approved, and its full refund's, "
          "refunded) are released "
          "together (byte-synchronised), the newer first, over 8 payments. Both find the stored row, so no "
-         "unique insert serialises them: a status read, compared (date_last_updated) and written without a row "
-         "lock (select_for_update) or a conditional update lets the older write land last, and the payment "
-         "goes back to a status it has left."),
+         "unique insert serialises them: each refund must still be applied once and the payment end refunded. "
+         "Mercado Pago's notifications carry no status and its API serves both fetches the refunded payment, so "
+         "a status written whatever was fetched, without a row lock, is not caught here: a fetch answered after "
+         "a newer one's write is fetch-overtaken's story."),
         ("catalog", "Two updates of a stored object arrive together",
          "An object is created and its events delivered and stored; then two later events of it in different "
          "states and seconds are "

@@ -115,6 +115,8 @@ class Runner:
         has_sink: effects go through the effect sink.
         nemesis: the fault injector for chaos scenarios (`chaos.nemesis.Nemesis`), or
             None; chaos scenarios deliver to `nemesis.target` and are always healed.
+        started: the receiver process hookproof started (`[target.start]`, `[target.process]`),
+            or None; a note on a receiver that stopped answering names its exit code once it exited.
         chaos_settings: the chaos scenarios' settings (`scenarios.chaos.ChaosSettings`).
         keys: the team's business keys and counters (`scenarios.business_keys`), or
             None: hookproof's built-in keys.
@@ -168,6 +170,9 @@ class Runner:
     progress: Progress | None = None
     results: list[ScenarioReport] = field(default_factory=list)
     nemesis: object | None = None
+    #: the receiver process hookproof started (`chaos.process.ReceiverProcess`, with
+    #: `exit_code()`), whose exit the note on a receiver that stopped answering names; or None
+    started: object | None = None
     chaos_settings: object | None = None
     keys: KeyMapping | None = None
     redelivery_window: int = 200
@@ -205,6 +210,9 @@ class Runner:
     _fell_short: bool = field(default=False, init=False, repr=False)
     #: the first scenario whose settle fell short (`_fell_short`), which later findings name
     _short_in: str | None = field(default=None, init=False, repr=False)
+    #: the scenarios whose settle fell short, not judged yet: the run learns of it (`_fell_short`)
+    #: only from one that then fails (a read between phases may fall short, the final read not)
+    _short_pending: set[str] = field(default_factory=set, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
@@ -282,7 +290,7 @@ class Runner:
                 down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
                     self.history.attempts(scenario.id))
                 if down is not None and i + 1 < len(chosen):
-                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}); the "
+                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}){self._exited()}; the "
                                       f"{len(chosen) - i - 1} scenario(s) after it were not run "
                                       "(--keep-going runs them anyway)")
                     self.results += [_not_run(s, f"not run: the receiver stopped answering in {scenario.id}")
@@ -385,7 +393,8 @@ class Runner:
                 self.rejecting = scenario.id
         if down is not None and never:
             why = receiver_down(self.history.attempts(chosen[down].id))
-            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}); the {len(never)} "
+            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}){self._exited()}; "
+                              f"the {len(never)} "
                               "scenario(s) after it were not run (--keep-going runs them anyway)")
             for i in never:
                 slots[i] = _not_run(chosen[i], f"not run: the receiver stopped answering in {chosen[down].id}")
@@ -667,6 +676,7 @@ class Runner:
             effects=views.effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
+        self._fell_short_if_failed(scenario.id, verdict)
         if verdict == "fail":  # the endpoint's mode is the runner's to tell
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
@@ -883,6 +893,14 @@ class Runner:
             raise RuntimeError(f"scenario {scenario.id} has chaos hooks but the runner has no fault injector")
         hook(ChaosContext(self.nemesis, self.history, scenario.id, self.chaos_settings))
 
+    def _exited(self) -> str:
+        """``: the receiver hookproof started exited with code 3 (its output: receiver.log)`` when
+        the process hookproof started (`[target.process]`) is no longer running; else empty."""
+        code = getattr(self.started, "exit_code", lambda: None)()
+        if code is None:
+            return ""
+        return f": the receiver hookproof started exited with code {code} (its output: receiver.log)"
+
     def _heal(self, scenario: Scenario) -> str | None:
         """Heal every fault of a chaos scenario; the reason when healing failed."""
         if scenario.tier != "chaos" or self.nemesis is None:
@@ -892,6 +910,18 @@ class Runner:
         except Exception as exc:  # reported as the scenario's error, never a crashed run
             return f"{type(exc).__name__}: {exc}"
         return None
+
+    def _fell_short_if_failed(self, scenario_id: str, verdict: str) -> None:
+        """Once a scenario is judged: had one of its settles fallen short and it failed, the run
+        knows the receiver keeps something from the truth (`_fell_short`, naming it first in
+        `_short_in`); had it passed, the read that fell short was made good later (a read between
+        its phases, a receiver applying late), so no other scenario is hurried on its account."""
+        with self._observe_lock:
+            short = scenario_id in self._short_pending
+            self._short_pending.discard(scenario_id)
+            if short and verdict == "fail":
+                self._fell_short = True
+                self._short_in = self._short_in or scenario_id
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
                 delivering: bool = False, patient: bool = False) -> tuple[list[Observation], bool, bool]:
@@ -903,8 +933,9 @@ class Runner:
         unchanged for `settle_stall_s` still short of it. Without an expected
         picture (`_expected_picture` None), unchanged for the window.
 
-        Once one settle of the run has waited that long and still fell short (the
-        receiver keeps an effect or a state from the truth: the run fails on it either way),
+        Once one settle of the run has waited that long and still fell short, in a scenario
+        that then failed (the receiver keeps an effect or a state from the truth: the run fails
+        on it either way; `_fell_short_if_failed`),
         the others give a read that falls short the window only, as before settling on
         evidence, so a broken receiver costs the run about one such wait, not one per
         scenario. A chaos scenario (`patient`) is not hurried so: its kill, pause or restart
@@ -931,9 +962,9 @@ class Runner:
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
                             stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short)
             observations += result.observations
-            if result.short:
-                self._fell_short = True
-                self._short_in = self._short_in or scenario_id
+            if result.short:  # the run learns of it once this scenario fails (`_fell_short_if_failed`)
+                with self._observe_lock:
+                    self._short_pending.add(scenario_id)
                 return observations, True, False
             hurried = result.settled and not patient and self._fell_short and not owed(observations[-1])
             # Beside other scenarios, this world's part unchanged for the window is not enough

@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
 
         from hookproof.certify import certify as run_certify
         from hookproof.chaos.errors import ChaosError
+        from hookproof.config_model import unknown_scenario
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.reports.errors import ReportError
         from hookproof.run_progress import ScenarioProgress
@@ -73,7 +74,7 @@ def register(app: typer.Typer) -> None:
             cfg = load(config)
             for s in scenario or []:
                 if s not in CATALOG and s not in CHAOS_CATALOG:
-                    raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
+                    raise UsageError(f"--scenario: {unknown_scenario(s, [*CATALOG, *CHAOS_CATALOG])}")
             total = len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG))
             runners: list[Any] = []
             where = ScenarioProgress(total)

@@ -312,6 +312,9 @@ FLAG_CASES: list[BadFlags] = [
     BadFlags("certify-unknown-flag", ("certify", "--frobnicate"), "--frobnicate"),
     BadFlags("certify-missing-config", ("certify", "--config", "no/such/hookproof.toml"), "no config file"),
     BadFlags("certify-unknown-scenario", ("certify", "--config", "GOOD", "--scenario", "nope"), "--scenario"),
+    BadFlags("certify-misspelt-scenario", ("certify", "--config", "GOOD", "dupicate-sequential"),
+             "--scenario: unknown scenario id 'dupicate-sequential' (did you mean duplicate-sequential or "
+             "duplicate-concurrent? see 'hookproof scenarios')"),
     BadFlags("certify-remote-target", ("certify", "--config", "REMOTE"), "--allow-remote"),
     BadFlags("init-unknown-flag", ("init", "--bogus"), "--bogus"),
     BadFlags("init-existing-file", ("init", "GOOD"), "--force"),
