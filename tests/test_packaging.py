@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,11 @@ def test_a_project_with_its_own_reports_scenarios_and_examples_packages(tmp_path
 
 @pytest.mark.slow
 def test_a_plain_install_runs_the_demo_with_no_extra(wheel: Path, tmp_path: Path) -> None:
-    """`pip install hookproof` into a fresh venv (dependencies from the package index): the demo works."""
+    """`pip install hookproof` into a fresh venv (dependencies from the package index): the demo works
+    as the README describes it (both verdicts printed, the broken receiver's duplicate named, each
+    receiver's report in the run's own folder, its go-live checklist agreeing with its evidence)."""
+    from tests.test_readme import assert_checklist_agrees
+
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
@@ -113,6 +118,12 @@ def test_a_plain_install_runs_the_demo_with_no_extra(wheel: Path, tmp_path: Path
                           timeout=600, cwd=tmp_path)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "the correct receiver passed and the broken one failed" in demo.stdout
+    assert "verdict: PASS" in demo.stdout and "verdict: FAIL" in demo.stdout
+    assert re.search(r"duplicated: (license|fulfillment|renewal|dunning|refund):", demo.stdout)
+    (run_dir,) = [p for p in (tmp_path / "hookproof-reports").iterdir() if p.name.startswith("demo-")]
+    for name in ("inbox_sync", "check_then_insert"):
+        assert (run_dir / name / "report.html").is_file()
+        assert_checklist_agrees((run_dir / name / "report.html").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("module", ["hookproof.scenarios.checks", "hookproof.simulator.world",

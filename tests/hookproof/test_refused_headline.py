@@ -59,12 +59,17 @@ def no_effects() -> dict[str, list[object]]:
     return {"effects": [], "states": []}
 
 
+#: The receivers here apply nothing, ever: a scenario's settle waits out its `stall_s` once the reads
+#: stop changing (5 s by default) for effects that cannot come; half a second says as much.
+SETTLE = "\n[settle]\nstall_s = 0.5\n"
+
+
 def _certify(tmp_path: Path, app: str, secret: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]]:
     monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", secret)
     monkeypatch.setenv("COLUMNS", "200")
     config = tmp_path / "hookproof.toml"
     config.write_text(f'[target]\napp = "{__name__}:{app}"\nprofile = "stripe"\nsecret = "env:HOOKPROOF_HEADLINE_SECRET"\n'
-                      f'\n[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n\n[run]\nseed = 3\n',
+                      f'\n[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n\n[run]\nseed = 3\n{SETTLE}',
                       encoding="utf-8")
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["certify", "-c", str(config), "-s", "duplicate-sequential", "-s", "reorder",
@@ -382,7 +387,7 @@ def test_a_400_after_the_receiver_fetched_its_events_names_that_comparison(tmp_p
                       'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n\n[target.process]\n'
                       f'command = "{sys.executable} retrieving.py {{port}}"\nhealth_path = "/"\n\n'
                       '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_refused_headline:no_effects"\n\n'
-                      '[run]\nseed = 3\n', encoding="utf-8")
+                      f'[run]\nseed = 3\n{SETTLE}', encoding="utf-8")
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["certify", "-c", str(config), "-s", "duplicate-sequential", "--out", str(out)])
     assert result.exit_code == 1, result.output

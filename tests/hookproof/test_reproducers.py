@@ -39,13 +39,21 @@ def test_the_replay_command_names_the_schedule_and_the_config() -> None:
 
 
 def test_explore_under_another_config_prints_a_replay_that_reproduces(tmp_path: Path) -> None:
-    """hookproof.toml describes a correct receiver; the broken one is in twin.toml. The
-    printed replay must run against twin.toml, where the finding reproduces."""
+    """hookproof.toml describes a correct receiver; the broken one is in twin.toml. explore finds
+    it, writes every report and the shrunk schedule; the printed replay must run against
+    twin.toml, where the finding reproduces."""
     (tmp_path / "hookproof.toml").write_text(config_text("inbox_sync"), encoding="utf-8")
     (tmp_path / "twin.toml").write_text(config_text("no_dedupe"), encoding="utf-8")
     run = run_hookproof("explore", "-c", "twin.toml", "--max-examples", "200", "--seed", "5", "--out", "out",
                         cwd=tmp_path, timeout_s=300)
     assert run.returncode == 1, run
+    assert "finding: duplicated" in run.stdout, run
+    out = tmp_path / "out"
+    for name in ("report.json", "junit.xml", "summary.md", "report.html", "failing-schedule.json"):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "report.json").read_text())["verdict"] == "fail"
+    schedule = json.loads((out / "failing-schedule.json").read_text())
+    assert schedule["seed"] == 5 and sum(s["op"] != "emit" for s in schedule["steps"]) <= 4, schedule
     assert "replay: hookproof replay out/failing-schedule.json --config twin.toml\n" in run.stdout
     replayed = run_hookproof(*_replay_argv(run.stdout), cwd=tmp_path, timeout_s=120)
     assert replayed.returncode == 1, replayed

@@ -224,73 +224,6 @@ def test_a_reserialized_duplicate_is_found_whatever_the_seed(seed: int, tmp_path
     assert any(s.op == "redeliver" and s.mutation == "reserialize" for s in result.failure.steps)
 
 
-def test_every_example_starts_from_an_event_and_reserializes_what_can_show(tmp_path: Path,
-                                                                          provider: ServerState) -> None:
-    """The two reasons a body-hash dedupe went unfound in some runs: examples that only moved
-    the clock (swarm testing had turned `emit` off), and a re-serialized redelivery drawn in
-    about one step in twenty. Every example now begins with an emit, and the re-serialized
-    redelivery is a rule of its own over events with an effect or a state."""
-    from hookproof.scenarios import session as session_module
-
-    seen: list[session_module.Session] = []
-    original = session_module.Session.__init__
-
-    def recording(self: session_module.Session, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        seen.append(self)
-
-    receivers = pool("inbox_sync", tmp_path, provider)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(session_module.Session, "__init__", recording)
-        try:
-            # (which seed: any; the draws of one seed change whenever a rule is added)
-            result = explore(receivers.target(), max_examples=60, seed=1, provider_state=provider)
-        finally:
-            receivers.close()
-    assert result.failure is None and len(seen) == result.examples >= 60
-    assert all(x.steps and x.steps[0].op == "emit" for x in seen)
-    reserialized = [x.events[s.event] for x in seen for s in x.steps
-                    if s.op == "redeliver" and s.mutation == "reserialize" and s.event is not None]
-    assert reserialized
-    assert all(e.business_key is not None or e.stateful for e in reserialized)
-    # Stripe's API never hides an object an event names (its 404 is "no such object"): faults are 5xx
-    faults = [s.status for x in seen for s in x.steps if s.op == "api_fault"]
-    assert faults and set(faults) <= {500, 503}
-
-
-def test_explore_draws_incomplete_and_expired_subscriptions_and_a_correct_receiver_survives(
-        tmp_path: Path, provider: ServerState) -> None:
-    """explore's world operations start subscriptions whose first payment fails and let them
-    expire, and deliver their events: a receiver that keeps subscription states (fetch_state)
-    finds no fault in them. (Which seed: any; the draws of one seed change whenever a rule is
-    added. `mark_unpaid` needs a past_due subscription first, which a search draws rarely:
-    the schedule below walks it.)"""
-    from hookproof.scenarios import session as session_module
-
-    seen: list[session_module.Session] = []
-    original = session_module.Session.__init__
-
-    def recording(self: session_module.Session, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        seen.append(self)
-
-    receivers = pool("fetch_state", tmp_path, provider)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(session_module.Session, "__init__", recording)
-        try:
-            result = explore(receivers.target(), max_examples=100, seed=1, provider_state=provider)
-        finally:
-            receivers.close()
-    assert result.failure is None, result.failure.summary() if result.failure else ""
-    drawn = {s.action for x in seen for s in x.steps if s.op == "emit"}
-    assert {"subscribe_incomplete", "expire_incomplete"} <= drawn
-    delivered = set()
-    for x in seen:  # the subscriptions' states the receiver was sent
-        sent = {a.event_id for a in x.history.attempts()}
-        delivered |= {e.status for e in x.world.events if e.id in sent and e.object_type == "subscription"}
-    assert {"incomplete", "incomplete_expired"} <= delivered
-
-
 @pytest.mark.parametrize(("name", "expected"), [("fetch_state", set()), ("inbox_sync", set()),
                                                 ("blind_overwrite", {"regressed"})])
 def test_an_unpaid_subscription_paid_again_is_judged_like_any_state(name: str, expected: set[str], tmp_path: Path,
@@ -324,14 +257,63 @@ def test_an_unpaid_subscription_paid_again_is_judged_like_any_state(name: str, e
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["inbox_sync", "inbox_queue", "fetch_state", "downstream_keyed"])
 def test_correct_receivers_survive_the_search(name: str, tmp_path: Path, provider: ServerState) -> None:
+    """Each survives the search the broken receivers are found by; its examples (each a `Session`)
+    are kept to say what the search drew (`_every_example_starts_from_an_event_and_reserializes_what_can_show`,
+    `_explore_draws_incomplete_and_expired_subscriptions`)."""
+    from hookproof.scenarios import session as session_module
+
+    seen: list[session_module.Session] = []
+    original = session_module.Session.__init__
+
+    def recording(self: session_module.Session, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        seen.append(self)
+
     receivers = pool(name, tmp_path, provider)
-    try:
-        result = explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=7, provider_state=provider)
-    finally:
-        receivers.close()
+    with pytest.MonkeyPatch.context() as patch:
+        if name in ("inbox_sync", "fetch_state"):
+            patch.setattr(session_module.Session, "__init__", recording)
+        try:
+            result = explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=7, provider_state=provider)
+        finally:
+            receivers.close()
     assert result.failure is None, result.failure.summary() if result.failure else ""
     assert result.error is None
     assert result.examples >= SEARCH_EXAMPLES
+    assert len(seen) == (result.examples if name in ("inbox_sync", "fetch_state") else 0)
+    if name == "inbox_sync":
+        _every_example_starts_from_an_event_and_reserializes_what_can_show(seen)
+    if name == "fetch_state":  # it keeps subscription states
+        _explore_draws_incomplete_and_expired_subscriptions(seen)
+
+
+def _every_example_starts_from_an_event_and_reserializes_what_can_show(seen: list[Any]) -> None:
+    """The two reasons a body-hash dedupe went unfound in some runs: examples that only moved
+    the clock (swarm testing had turned `emit` off), and a re-serialized redelivery drawn in
+    about one step in twenty. Every example now begins with an emit, and the re-serialized
+    redelivery is a rule of its own over events with an effect or a state."""
+    assert all(x.steps and x.steps[0].op == "emit" for x in seen)
+    reserialized = [x.events[s.event] for x in seen for s in x.steps
+                    if s.op == "redeliver" and s.mutation == "reserialize" and s.event is not None]
+    assert reserialized
+    assert all(e.business_key is not None or e.stateful for e in reserialized)
+    # Stripe's API never hides an object an event names (its 404 is "no such object"): faults are 5xx
+    faults = [s.status for x in seen for s in x.steps if s.op == "api_fault"]
+    assert faults and set(faults) <= {500, 503}
+
+
+def _explore_draws_incomplete_and_expired_subscriptions(seen: list[Any]) -> None:
+    """explore's world operations start subscriptions whose first payment fails and let them
+    expire, and deliver their events, to a receiver that keeps subscription states (which
+    survives them). (`mark_unpaid` needs a past_due subscription first, which a search draws
+    rarely: `test_an_unpaid_subscription_paid_again_is_judged_like_any_state` walks it.)"""
+    drawn = {s.action for x in seen for s in x.steps if s.op == "emit"}
+    assert {"subscribe_incomplete", "expire_incomplete"} <= drawn
+    delivered = set()
+    for x in seen:  # the subscriptions' states the receiver was sent
+        sent = {a.event_id for a in x.history.attempts()}
+        delivered |= {e.status for e in x.world.events if e.id in sent and e.object_type == "subscription"}
+    assert {"incomplete", "incomplete_expired"} <= delivered
 
 
 def test_correct_receiver_survives_a_short_run(tmp_path: Path, provider: ServerState) -> None:
