@@ -261,6 +261,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                     bursts_cut = True
                 bursts_s = time.monotonic() - bursts_started
         version_note = state.api_version_note() if state is not None else None
+        held = held_fetch_note(state) if result.failure is None else None
     finally:  # the receiver has stopped: its last words are in
         tails = keep_receiver_log(log, marks, out_dir)
     lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed}; "
@@ -326,6 +327,10 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(*report.notes, unsent))
+    if held is not None:  # a fetching receiver: what its search never tells
+        from dataclasses import replace
+
+        report = replace(report, notes=(*report.notes, held))
     from hookproof.unsent import restated_keys_note, unmodelled_note, unmodelled_version_note
 
     # real types or a version never sent; the built-in money key restated as the team's own
@@ -340,6 +345,21 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if schedule_path is not None:
         paths["schedule"] = schedule_path
     return ExploreRun(report, paths, result, hit, schedule_path, lines)
+
+
+def held_fetch_note(state: Any) -> str | None:
+    """The note of a search whose receiver read the provider API (`state`: the provider
+    server's `ServerState`, its `answer_times` counting the API's answers; None: no API):
+    explore serves each object as it is at that moment and never holds an answer while the
+    object moves on, so a receiver writing what it fetched without comparing versions passes
+    it; certify's ``fetch-overtaken`` tells that story. None when the API answered nothing."""
+    spread = state.answer_times.spread("api") if state is not None else None
+    if spread is None:
+        return None
+    return (f"the receiver read the provider API ({spread.count} answer(s)): explore serves each object as it is at "
+            "that moment and never holds an answer while the object moves on, so it cannot tell a receiver that "
+            "writes an older answer over a newer one; certify's fetch-overtaken holds one (a receiver writing what "
+            "it fetched without comparing versions fails it there)")
 
 
 def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from examples.receivers import PROVIDER_RECEIVERS
-from hookproof.commands.explore import machine_report
+from hookproof.commands.explore import held_fetch_note, machine_report
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.scenarios.statemachine import (
     ExploreTarget,
@@ -146,6 +146,11 @@ def test_the_correct_provider_receiver_survives_a_search(name: str, tmp_path: Pa
     assert result.failure is None, "\n".join([result.failure.summary(), *format_steps(
         result.failure.steps, result.failure.event_types)]) if result.failure else ""
     assert result.error is None and result.examples >= 60 and result.acked > 0
+    # a receiver reading the provider API is told what explore's search never holds
+    note = held_fetch_note(state)
+    assert (note is not None) == name.endswith("_fetch"), note
+    if note is not None:
+        assert "certify's fetch-overtaken holds one" in note
 
 
 @pytest.mark.slow
