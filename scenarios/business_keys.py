@@ -135,6 +135,24 @@ def render(template: str, payload: Any) -> str:
 FETCHED = "fetched."
 
 
+def _condition_value(path: str, payload: Any, fetched: Any) -> Any:
+    """The value a condition's `path` names: over the event's body as sent, or, after
+    `FETCHED`, over the object the provider's API serves at this event. Raises TemplateError
+    naming the path and where it was looked for."""
+    on_fetched = path.startswith(FETCHED)
+    root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
+    try:
+        return lookup(root, rest, template=path)
+    except TemplateError:
+        where = "the object the provider's API serves" if on_fetched else "the event"
+        raise TemplateError(f"when {path}: {where} has no field {rest}", template=path, path=path) from None
+
+
+def _one_of(value: Any, values: tuple[Any, ...]) -> bool:
+    """True when `value` is one of `values` (a boolean matches only a boolean)."""
+    return any(value == v and isinstance(value, bool) == isinstance(v, bool) for v in values)
+
+
 def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any, *, every: bool = False) -> bool:
     """True when every path of `when` has one of its values: a path over the event's body
     as sent (``pull_request.merged``), or, after `FETCHED`, over the object the provider's
@@ -144,14 +162,7 @@ def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any, *, ev
     each path is looked up, a misspelt later one included, whether the first holds or not)."""
     result = True
     for path, allowed in when.items():
-        on_fetched = path.startswith(FETCHED)
-        root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
-        try:
-            value = lookup(root, rest, template=path)
-        except TemplateError:
-            where = "the object the provider's API serves" if on_fetched else "the event"
-            raise TemplateError(f"when {path}: {where} has no field {rest}", template=path, path=path) from None
-        if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):
+        if not _one_of(_condition_value(path, payload, fetched), allowed):
             if not every:
                 return False
             result = False
@@ -163,13 +174,11 @@ def refuses(unless: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any) -
     path the event (or the fetched object) lacks has none, so it refuses nothing there (a
     Stripe payment intent's ``metadata.channel``, set on a Checkout Session's alone)."""
     for path, refused in unless.items():
-        on_fetched = path.startswith(FETCHED)
-        root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
         try:
-            value = lookup(root, rest, template=path)
+            value = _condition_value(path, payload, fetched)
         except TemplateError:
             continue
-        if any(value == r and isinstance(value, bool) == isinstance(r, bool) for r in refused):
+        if _one_of(value, refused):
             return True
     return False
 
