@@ -381,3 +381,21 @@ def test_a_comment_count_is_certified_with_its_deletions(node: str, tmp_path: Pa
     for scenario in report.scenarios:
         counter = next(c for c in scenario.checks if c.check_id == "counter")
         assert counter.stats.get("counters", 0) >= 1, counter.stats
+
+
+@pytest.mark.slow
+def test_an_app_fetching_after_it_answers_passes_fetch_overtaken_in_a_hurried_run(node: str, tmp_path: Path) -> None:
+    """`github_app_ack_first.js` answers at once and handles each delivery 200 ms later, fetching
+    the issue under its per-object lock: its states are right, only late. Its labeled issue's
+    fetch comes after that delivery was answered, so the provider API's held answer (up to
+    `HOLD_MAX_S`) is taken while no delivery is in flight, and the close waits behind it on the
+    lock. After `provider-api-transient` fell short between its phases (a fetch failed after the
+    answer: nothing applied until the hand redelivery), `fetch-overtaken` settles on the window
+    alone (0.3 s): it read the receiver while the held answer was still on its way and reported
+    the issue ``stale`` (open, not closed), with no note; alone it passed. Its reads now wait
+    for the held answer to go out (`simulator.server.holds.after_phases`)."""
+    cfg = config("github_app_ack_first", tmp_path).model_copy(update={"settle": SettleConfig()})
+    scenarios = ["provider-api-transient", "fetch-overtaken"]
+    report = certify(cfg, scenarios=scenarios, out_dir=tmp_path / "report", overlap=1).report
+    got = {s.id: (s.verdict, sorted(f.check_id for f in s.findings)) for s in report.scenarios}
+    assert got == {s: ("pass", []) for s in scenarios}, got
