@@ -71,6 +71,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import REFUSABLE, Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.holds import after_phases
 from hookproof.simulator.server.refusals import refusal_log
 from hookproof.simulator.server.served import served_log
 from hookproof.simulator.world import AnyWorld, World, new_world, story_start_us
@@ -875,6 +876,8 @@ class Runner:
             if held is not None:
                 holds.release(plan.held_fetch)
                 await held
+            if holds is not None and plan.held_fetch is not None:  # a fetch made after its answer: out before reads
+                await after_phases(holds, plan.held_fetch)
 
         with self._observe_lock:
             self._delivering += 1

@@ -16,6 +16,8 @@ builds a fresh world of that kind (`simulator.world.new_world`).
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
@@ -536,25 +538,49 @@ def ops_for(kind: str, *, priced: bool = False) -> WorldOps:
 #: delayed sessions come in the second round (failed in the third, reversed) and the fifth
 #: (settled in the sixth, in order).
 WALK_ROUNDS = 6
+#: The most operations `walk` plays after its rounds to reach those the rounds never played: an
+#: operation legal only after another on the same object, which the rounds' order ends first (a
+#: GitHub installation's ``unsuspend``, suspended and uninstalled in one round; a pull request's
+#: ``rerun_ci``, merged first), a search draws all the same.
+REACH_STEPS = 200
 
 
 def walk(ops: WorldOps, world: Any, *, allowed: Iterable[str] | None = None,
          rounds: int = WALK_ROUNDS) -> dict[str, set[str]]:
     """Play every legal operation of `ops` on `world` (those named in `allowed`; None: all),
     `rounds` times, some rounds in reverse (`WALK_ROUNDS`); an operation an earlier one of its
-    round made illegal is passed over. Returns, per action played, the world's names of the
-    event types its plays emitted."""
+    round made illegal is passed over. Then, while some operation never played, up to
+    `REACH_STEPS` more: one drawn from a fixed seed among the legal ones played least (never
+    played first), so the world moves on to where the rest become legal. Returns, per action
+    played, the world's names of the event types its plays emitted."""
     keep = None if allowed is None else frozenset(allowed)
     emitted: dict[str, set[str]] = {}
+
+    plays: Counter[str] = Counter()
+
+    def play(action: str, index: int | None) -> None:
+        plays[action] += 1
+        start = len(world.events)
+        try:
+            ops.apply(world, action, index)
+        except WorldError:  # an earlier operation made it illegal
+            return
+        emitted.setdefault(action, set()).update(e.type for e in world.events[start:])
+
     for round_no in range(rounds):
         legal = [a for a in ops.legal(world) if keep is None or a[0] in keep]
         for action, index in (legal if round_no % 4 < 2 else reversed(legal)):  # either of two exclusive ones
-            start = len(world.events)
-            try:
-                ops.apply(world, action, index)
-            except WorldError:  # an earlier operation of the round made it illegal
-                continue
-            emitted.setdefault(action, set()).update(e.type for e in world.events[start:])
+            play(action, index)
+    wanted = {a for a in ops.actions if keep is None or a in keep}
+    draw = random.Random(0)
+    for _ in range(REACH_STEPS if rounds else 0):
+        if not wanted - emitted.keys():
+            break
+        legal = [a for a in ops.legal(world) if keep is None or a[0] in keep]
+        if not legal:
+            break
+        fewest = min(plays[a] for a, _ in legal)  # never played first, else the least played
+        play(*draw.choice([a for a in legal if plays[a[0]] == fewest]))
     return emitted
 
 
@@ -601,5 +627,5 @@ def new_world_of(kind: str, seed: int, **options: Any) -> Any:
 
 
 __all__ = ["ACTIONS", "PRICED_ACTIONS", "PRICED_BILLING_OPS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "SHOPIFY_ACTIONS", "WORLD_OPS",
-           "WALK_ROUNDS", "WorldOps", "apply_action", "focused", "legal_actions", "new_world_of", "ops_for",
+           "REACH_STEPS", "WALK_ROUNDS", "WorldOps", "apply_action", "focused", "legal_actions", "new_world_of", "ops_for",
            "priced_legal_actions", "walk"]

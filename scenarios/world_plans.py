@@ -195,7 +195,8 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     works (the catalog's rules for Stripe, over the first effectful event of each object
     the API serves: a later event of the object would fetch it again and hide an
     acknowledged failure). A provider that never retries on its own (GitHub) gets a manual
-    redelivery of the same events, as `_redelivered`."""
+    redelivery of those of the same events the receiver did not answer 2xx (an App answering first
+    and fetching afterwards loses what a failed fetch kept it from applying)."""
     from hookproof.scenarios.catalog import ApiFault, NotApplicable, Phase, Plan, _need, effect_events, owes
 
     if not ctx.fetches_state:
@@ -221,7 +222,9 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     chosen = tuple(events)
     if ctx.profile.retry_schedule_s:
         return Plan(w, (Phase(chosen),), api_faults=faults)
-    return Plan(w, (Phase(chosen, max_attempts=1), Phase(chosen)), api_faults=faults)
+    # the failed deliveries alone, as a team redelivers them by hand (docs.github.com "Handling failed
+    # webhook deliveries"): one the receiver answered 2xx before its fetch failed is never sent again
+    return Plan(w, (Phase(chosen, max_attempts=1), Phase(chosen, failed_only=True)), api_faults=faults)
 
 
 def _state_types(w: Any) -> frozenset[str]:

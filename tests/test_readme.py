@@ -153,12 +153,15 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
         assert f"`hookproof events --profile {profile} --keys`" in text
         assert not re.search(r"sk_test|STRIPE_|stripe-api-base|api_version", text), profile  # nothing of Stripe's
     config = load_config(tmp_path / "hookproof.toml")
-    kinds = {"github": {"issue", "pull_request"}, "mercadopago": {"payment"}, "paddle": {"subscription"},
-             "shopify": {"order"}}.get(profile)
+    # every kind the state story walks: GitHub's installations and Paddle's transactions too (a new
+    # user's GitHub App was never checked on its installations' states: the template read none)
+    kinds = {"github": {"installation", "issue", "pull_request"}, "mercadopago": {"payment"},
+             "paddle": {"subscription", "transaction"}, "shopify": {"order"}}.get(profile)
     if kinds is None:  # Stripe's billing world: the subscriptions' state query
         assert config.observer.state is not None and not config.observer.states
     else:  # the provider's own stateful kinds
         assert config.observer.state is None and set(config.observer.states) == kinds
+    assert ('# check_run = "SELECT object_id, status FROM check_run_states"' in text) == (profile == "github")
     # GitHub's events carry no money: the effects query reads keys alone, so a table without an
     # amount column answers it; the others read the optional amount
     assert ("amount" in (config.observer.effects or "")) == (profile != "github"), config.observer.effects

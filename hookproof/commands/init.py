@@ -105,6 +105,11 @@ _STRIPE_ENV = 'env = { STRIPE_WEBHOOK_SECRET = "{secret}", STRIPE_API_BASE = "{a
 _STRIPE_BASE_NOTE = "# simulator's provider API, no /v1: stripe-python's stripe.api_base takes it as is), {sink_url},\n"
 
 
+#: GitHub's template: the check runs' states, read from a CI App sent the checks' events alone.
+_GITHUB_CHECK_RUNS = ("# A CI App whose enabled_events lists check_suite and check_run: its check runs' last status too\n"
+                      '# check_run = "SELECT object_id, status FROM check_run_states"\n')
+
+
 def render_template(profile: str) -> str:
     """The commented hookproof.toml for `profile` (its name set, its built-in keys shown).
 
@@ -144,7 +149,8 @@ def render_template(profile: str) -> str:
     if kinds:  # a provider world of its own: its kinds' states (a billing world's are Stripe's subscriptions)
         swaps[_STRIPE_STATE] = ""
         swaps[_STRIPE_STATES] = ("[observer.states]\n"
-                                 + "".join(f'{kind} = "SELECT object_id, status FROM {kind}_states"\n' for kind in kinds))
+                                 + "".join(f'{kind} = "SELECT object_id, status FROM {kind}_states"\n' for kind in kinds)
+                                 + (_GITHUB_CHECK_RUNS if chosen.name == "github" else ""))
     for old, new in swaps.items():
         if old not in template:  # the template and this function change together
             raise AssertionError(f"init_template.toml no longer holds {old[:60]!r}")
@@ -153,14 +159,16 @@ def render_template(profile: str) -> str:
 
 
 def state_kinds(profile: str) -> list[str]:
-    """The object kinds whose states `profile`'s world walks (its state story), sorted; empty
-    for the billing world (its states are the subscriptions' `state` query)."""
+    """The object kinds whose states `profile`'s world walks (each kind its state story gives a
+    status: GitHub's installations beside its issues and pull requests, Paddle's transactions
+    beside its subscriptions), sorted; empty for the billing world (its states are the
+    subscriptions' `state` query)."""
     from hookproof.simulator.profiles import get_profile
     from hookproof.simulator.world import new_world
 
     world = new_world(get_profile(profile).world, 1)
     story = getattr(world, "state_story", None)
-    return sorted({e.object_type for e in story() if e.stateful}) if story is not None else []
+    return sorted({e.object_type for e in story() if e.status is not None}) if story is not None else []
 
 
 def register(app: typer.Typer) -> None:

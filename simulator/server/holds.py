@@ -89,6 +89,11 @@ class HeldFetches:
         if hold is not None:
             hold.released.set()
 
+    def armed(self, object_id: str) -> Hold | None:
+        """The hold armed for `object_id` (taken or not, released or not); None when there is none."""
+        with self._lock:
+            return self._holds.get(object_id)
+
     def disarm(self, object_id: str) -> None:
         """Release and forget the hold of `object_id`."""
         with self._lock:
@@ -106,4 +111,23 @@ async def answer_late(holds: HeldFetches, object_id: str) -> None:
         await hold.wait()
 
 
-__all__ = ["HOLD_MAX_S", "HeldFetches", "Hold", "answer_late"]
+async def after_phases(holds: HeldFetches, object_id: str) -> None:
+    """Once every phase of the scenario was answered, before any read of the receiver: a hold on
+    `object_id` not taken yet is released (a fetch the receiver makes from now on is answered at
+    once: every newer event was delivered, nothing is left to overtake it), and one taken and
+    still held is waited out (its release or its `Hold.max_s`, at most `HOLD_MAX_S` seconds).
+    A receiver answering first and fetching afterwards (a worker, a queue) takes the hold while
+    no delivery is in flight, so the scenario never releases it on an answer; reading the
+    receiver meanwhile would judge a state the provider API had not yet answered it. Nothing
+    when no hold is armed."""
+    hold = holds.armed(object_id)
+    if hold is None:
+        return
+    if hold.taken_at is None:
+        holds.release(object_id)
+        return
+    while not hold.released.is_set() and time.monotonic() - hold.taken_at < hold.max_s:
+        await asyncio.sleep(POLL_S)
+
+
+__all__ = ["HOLD_MAX_S", "HeldFetches", "Hold", "after_phases", "answer_late"]

@@ -381,3 +381,30 @@ def test_a_comment_count_is_certified_with_its_deletions(node: str, tmp_path: Pa
     for scenario in report.scenarios:
         counter = next(c for c in scenario.checks if c.check_id == "counter")
         assert counter.stats.get("counters", 0) >= 1, counter.stats
+
+
+@pytest.mark.slow
+def test_an_app_fetching_after_it_answers_loses_a_failed_fetch_and_passes_fetch_overtaken(
+        node: str, tmp_path: Path) -> None:
+    """`github_app_ack_first.js` answers at once and handles each delivery 200 ms later, fetching
+    the issue under its per-object lock. In `provider-api-transient` an issue's first fetch fails
+    after the App answered 200: the delivery shows as successful at GitHub, so a team redelivering
+    its failed deliveries by hand never sends it again, and the App's work on it is ``lost`` (the
+    issue's ``comment:``, the pull request's ``ci:``) and its state never stored (``stale``, the
+    object missing). The scenario used to redeliver every event, answered or not, and the twin
+    passed.
+
+    That scenario fell short, so `fetch-overtaken` then settles on the window alone (0.3 s). The
+    labeled issue's fetch comes after that delivery was answered, so the provider API's held
+    answer (up to `HOLD_MAX_S`) is taken while no delivery is in flight and the close waits behind
+    it on the lock: the scenario read the receiver while that answer was still on its way and
+    reported the issue ``stale`` (open, not closed), with no note; alone it passed. Its reads now
+    wait for the held answer to go out (`simulator.server.holds.after_phases`)."""
+    cfg = config("github_app_ack_first", tmp_path).model_copy(update={"settle": SettleConfig()})
+    scenarios = ["provider-api-transient", "fetch-overtaken"]
+    report = certify(cfg, scenarios=scenarios, out_dir=tmp_path / "report", overlap=1).report
+    got = {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios}
+    assert got == {"provider-api-transient": ("fail", ["lost", "stale"]), "fetch-overtaken": ("pass", [])}, got
+    transient = {s.id: s for s in report.scenarios}["provider-api-transient"]
+    lost = {str(f.key).split(":")[0] for f in transient.findings if f.check_id == "lost"}
+    assert lost == {"comment", "ci"}, transient.findings

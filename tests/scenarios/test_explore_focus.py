@@ -16,10 +16,11 @@ from hookproof.receivers import ReceiverConfig, make_app
 from hookproof.scenarios.explore_targets import ExploreTarget, Prepared
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.statemachine import explore
-from hookproof.scenarios.world_ops import focused, new_world_of, ops_for
+from hookproof.scenarios.world_ops import focused, new_world_of, ops_for, walk
 from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState
+from hookproof.unsent import world_types
 
 SECRET = "whsec_focus_0123456789abcdef"
 #: A one-off shop's endpoint (its refunds and Checkout's three events).
@@ -78,3 +79,38 @@ def test_explore_finds_a_shop_that_never_fulfils_a_delayed_payment(tmp_path: Pat
     assert result.failure is not None, result.error
     lost = [f for f in result.failure.findings if f.check_id == "lost"]
     assert lost and all(f.key.startswith("fulfillment:cs_") for f in lost), result.failure.summary()
+
+
+def _github(sends):  # type: ignore[no-untyped-def]
+    def make():  # type: ignore[no-untyped-def]
+        world = new_world_of("github", 0)
+        world.sent_only(sends)
+        return world
+    return make
+
+
+def test_the_walk_reaches_operations_legal_only_after_another_on_the_same_object() -> None:
+    """The walk's rounds suspend and uninstall an installation in one round, and merge a pull
+    request before its ``rerun_ci`` (closed and reopened) or ``close_pull_request`` comes: those,
+    ``remove_repository`` and ``unsuspend`` never played, so the note on unsent types said
+    explore's operations never emit ``installation.unsuspend``, ``pull_request.reopened`` and
+    ``installation_repositories.removed``, and an App sent only its installations' events was
+    never drawn an unsuspension (nor a Stripe endpoint a subscription marked ``unpaid``, nor a
+    Paddle one a recovered subscription). Every operation of each world plays now."""
+    for kind in ("billing", "github", "mercadopago", "paddle", "shopify"):
+        world = _github(_everything)() if kind == "github" else new_world_of(kind, 0)
+        ops = ops_for(kind)
+        assert set(walk(ops, world)) == set(ops.actions), kind
+    emitted = world_types("github")
+    assert emitted is not None and {"installation.unsuspend", "pull_request.reopened",
+                                    "installation_repositories.removed"} <= emitted
+
+
+def test_an_app_sent_its_installations_events_alone_is_drawn_every_installation_operation() -> None:
+    installations = {"installation.created", "installation.deleted", "installation.suspend",
+                     "installation.unsuspend"}.__contains__
+    ops = focused(ops_for("github"), installations, _github(installations))
+    world = _github(installations)()
+    world.install()
+    world.suspend(world.objects("installation")[-1])
+    assert {action for action, _ in ops.legal(world)} == {"install", "uninstall", "unsuspend"}

@@ -12,6 +12,7 @@ subscription when the past-due event's fetch arrives and holds the answer (at mo
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from hookproof.certify import certify
 from hookproof.demo import receiver_config as module_config
 from hookproof.scenarios.catalog import CATALOG, Context, Plan
 from hookproof.simulator.profiles import get_profile
-from hookproof.simulator.server.holds import HOLD_MAX_S, HeldFetches
+from hookproof.simulator.server.holds import HOLD_MAX_S, HeldFetches, after_phases
 from hookproof.simulator.world import World
 
 SCENARIO = "fetch-overtaken"
@@ -63,6 +64,22 @@ def test_a_held_fetch_waits_for_its_release_or_its_bound() -> None:
     assert asyncio.run(hold.wait()) < 0.05
     with pytest.raises(ValueError, match="at most"):
         holds.arm("sub_3", HOLD_MAX_S + 1)
+
+
+def test_after_the_phases_a_hold_not_taken_is_released_and_a_taken_one_waited_out() -> None:
+    """Before the settle's reads (`after_phases`): a fetch still to come is not held, and a held
+    answer (a receiver that fetched after it answered) has gone out."""
+    holds = HeldFetches()
+    asyncio.run(after_phases(holds, "sub_0"))  # none armed: nothing to do
+    holds.arm("sub_1", 0.2)
+    asyncio.run(after_phases(holds, "sub_1"))
+    hold = holds.take("sub_1")  # a fetch arriving after the phases
+    assert hold is not None and asyncio.run(hold.wait()) < 0.05
+    holds.arm("sub_2", 0.2)
+    assert holds.take("sub_2") is not None  # held, never released by an answer
+    started = time.monotonic()
+    asyncio.run(after_phases(holds, "sub_2"))
+    assert 0.2 <= time.monotonic() - started < 1.0
 
 
 def _certify(tmp_path: Path, seed: int, **options: float) -> tuple[str, list[str], str | None]:
