@@ -954,6 +954,7 @@ class Config(StrictModel):
                     for n, c in self.counters.items()}
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions,
                              exclusions=exclusions, more=more)
+        told: list[Any] = []
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
                 samples = _sample_events(world_type(section, name), profile.world, account=self.target.account,
@@ -976,7 +977,9 @@ class Config(StrictModel):
                         mapping.check(samples[0], render_all=True)
                     unless = [rule.refused() for rule in rules.get(name, ()) if rule.unless]
                     if section == "business_keys" and unless:  # a misspelt unless would never refuse a key
-                        story = [e for e in self.sample_story() if e.type == world_type(section, name)]
+                        if not told:  # the endpoint's stories, told once for every rule's unless
+                            told.extend(self.sample_story())
+                        story = [e for e in told if e.type == world_type(section, name)]
                         for refused in unless:
                             mapping.find_unless(refused, [*samples, *story])
                 except TemplateError as exc:
