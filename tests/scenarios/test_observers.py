@@ -258,7 +258,10 @@ def test_http_observer_reads_objects_and_strings(receiver: tuple[_Receiver, Serv
 )
 def test_http_observer_errors(receiver: tuple[_Receiver, ServerHandle], path: str, match: str) -> None:
     _, server = receiver
-    with HttpObserver(f"{server.url}{path}", timeout_s=0.5, max_bytes=1_000_000) as observer:
+    # Only /slow is meant to outlast the timeout: the others get room for a loaded machine (a
+    # 404 taking over 0.5 s once read as "timed out").
+    timeout_s = 0.5 if path == "/slow" else 10
+    with HttpObserver(f"{server.url}{path}", timeout_s=timeout_s, max_bytes=1_000_000) as observer:
         with pytest.raises(ObserverError, match=match) as info:
             observer.observe()
     assert info.value.observer == "http"
