@@ -2,7 +2,8 @@
 digits, trailing zeros trimmed, none on a whole second) for an entity's times, six digits always
 for the envelope's ``occurred_at`` (`paddle_shapes.iso`; real notifications in
 paddle-python-sdk's tests/Functional/Resources/Notifications/_fixtures/response/list_default.json
-and paddle-node-sdk's src/__tests__/mocks/notifications/).
+and paddle-node-sdk's src/__tests__/mocks/notifications/). A receiver reading them with a fixed
+six-digit ``%f`` fails a certify run; `paddle_billing`, comparing parsed instants, passes.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ import json
 import re
 from collections import Counter
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 from paddle_billing.Entities.Event import Event as PaddleEvent
 
+from hookproof.certify import certify
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import paddle_shapes as ps
 from hookproof.simulator.world.paddle import PaddleWorld
+from tests.examples.test_provider_receivers import config_of
 from tests.simulator.test_paddle_fidelity import agree
 
 #: 2024-04-12T10:18:47Z, a fixed start so the rendered strings are exact.
@@ -111,3 +115,15 @@ def test_every_time_parses_with_the_sdk_and_fromisoformat() -> None:
             moment = datetime.fromisoformat(cut)
             assert moment.tzinfo == timezone.utc, path
             assert int(moment.timestamp()) * 1_000_000 + moment.microsecond == ps.parse(value), path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "failed"), [
+    ("examples.receivers.paddle_billing", {}),
+    ("tests.examples.paddle_fixed_micros", {"duplicate-sequential": ["lost", "no_server_error"]}),
+])
+def test_a_fixed_six_digit_parser_fails_certify(tmp_path: Path, module: str, failed: dict[str, list[str]]) -> None:
+    cfg = config_of("paddle_billing", module, tmp_path)
+    report = certify(cfg, scenarios=["duplicate-sequential"], out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
