@@ -14,7 +14,10 @@ receiver:
   ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` once a refund is
   approved), and stores a subscription's, a transaction's, an adjustment's or a customer's
   status (``customer.created``, ``customer.updated``: developer.paddle.com/webhooks/customers)
-  unless a newer ``occurred_at`` is stored;
+  unless a newer ``occurred_at`` is stored, compared as instants (unix microseconds of the
+  SDK's parsed ``occurred_at``), not as strings: an entity's times carry up to nine fractional
+  digits, trailing zeros trimmed (``09:59:09.237822398Z``, ``11:57:47.03542Z``), whose strings
+  do not sort as their instants;
 - answers 200 to every other event type.
 
 A refund is created ``pending_approval`` and approved or rejected by Paddle later
@@ -30,7 +33,8 @@ arrives (a test twin: an older event delivered last leaves the older status).
 `create_app(api=PaddleApi(...))` is its fetching variant (``paddle_billing_fetch``): on a
 ``subscription.*`` event it reads the subscription as Paddle has it now ("Get a subscription",
 ``GET /subscriptions/{id}`` with ``Authorization: Bearer``, 5 s timeout) and stores that
-status unless a newer ``updated_at`` is stored; when the API fails it answers 503 before
+status unless a newer ``updated_at`` is stored (parsed with ``datetime.fromisoformat``,
+which reads RFC 3339 with up to nine fractional digits); when the API fails it answers 503 before
 claiming the event, so Paddle's retry applies it. With ``ack_fetch_failures``
 (``paddle_billing_fetch_ack_drop``, a broken twin) it answers 200 to a failed fetch and
 applies nothing, so the event is lost.
@@ -46,6 +50,7 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
 import httpx
@@ -60,13 +65,14 @@ from examples.receivers.mercadopago_fetch import Transaction, serve
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS transactions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS adjustments (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS customers (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, at_us INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS transactions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, at_us INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS adjustments (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, at_us INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS customers (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, at_us INTEGER NOT NULL);
 """
 
-#: Event type prefix -> the table of the entity's status (``object_id, status, occurred_at``).
+#: Event type prefix -> the table of the entity's status (``object_id, status, at_us``: the unix
+#: microseconds of the time it is ordered by).
 STATE_TABLES: Mapping[str, str] = {"subscription.": "subscriptions", "transaction.": "transactions",
                                    "adjustment.": "adjustments", "customer.": "customers"}
 
@@ -115,15 +121,26 @@ class SignedBody:
     body: bytes
 
 
+def unix_us(moment: datetime) -> int:
+    """The unix microseconds of an aware `moment`, the instant a status is ordered by."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id",
                ordered: bool = True, effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None,
-               api: PaddleApi | None = None, ack_fetch_failures: bool = False) -> FastAPI:
+               api: PaddleApi | None = None, ack_fetch_failures: bool = False,
+               clock: Callable[[Mapping[str, Any]], datetime] | None = None) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring); `dedupe_on` is the body's field it
     claims (a test twin claims ``notification_id``, which a replay renews); `ordered`: a status
     is stored only over an older ``occurred_at`` (False: as it arrives); `effects`: event type ->
     its effect's key (default: the module's `EFFECTS` as it is when called; a test twin provisions
     on ``subscription.activated`` instead); `api`: read each subscription an event is about
-    from Paddle's API and store that (`ack_fetch_failures`: a failed read answered 200)."""
+    from Paddle's API and store that (`ack_fetch_failures`: a failed read answered 200); `clock`:
+    the time a notification's status is ordered by (default: its ``occurred_at`` as the SDK
+    parses it; a test twin parses ``data.updated_at`` with a fixed six-digit format)."""
     effect_of = EFFECTS if effects is None else effects
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -153,14 +170,14 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
             return JSONResponse({"error": "not a Paddle notification"}, status_code=400)
         data = body["data"]
         key_of = effect_of.get(body["event_type"])
-        state, ordering = data, body["occurred_at"]
+        state, ordering = data, unix_us(clock(body) if clock else event.occurred_at)
         if api is not None and body["event_type"].startswith("subscription."):
             fetched = api.subscription(data["id"])
             if fetched is None and ack_fetch_failures:  # the broken twin: acknowledged, nothing applied
                 return JSONResponse({"ignored": "Paddle's API could not be read"})
             if fetched is None:  # not claimed: Paddle retries, and the retry applies the event
                 return JSONResponse({"error": "Paddle's API could not be read"}, status_code=503)
-            state, ordering = fetched, fetched["updated_at"]
+            state, ordering = fetched, unix_us(datetime.fromisoformat(fetched["updated_at"]))
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)",
                                      (str(body[dedupe_on]),)).rowcount == 0:
@@ -172,10 +189,10 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
                            (key, amount, event.event_id))
             table = next((t for prefix, t in STATE_TABLES.items() if body["event_type"].startswith(prefix)), None)
             if table is not None:
-                newer = f" WHERE excluded.occurred_at > {table}.occurred_at" if ordered else ""
-                db.execute(f"INSERT INTO {table} (object_id, status, occurred_at) VALUES (?, ?, ?) "
+                newer = f" WHERE excluded.at_us > {table}.at_us" if ordered else ""
+                db.execute(f"INSERT INTO {table} (object_id, status, at_us) VALUES (?, ?, ?) "
                            "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
-                           f"occurred_at = excluded.occurred_at{newer}",
+                           f"at_us = excluded.at_us{newer}",
                            (state["id"], state["status"], ordering))
         return JSONResponse({"ok": True})
 
@@ -184,14 +201,16 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
 
 def main(dedupe: bool = True, dedupe_on: str = "event_id", ordered: bool = True,
          effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None,
-         fetch: bool = False, ack_fetch_failures: bool = False) -> None:
+         fetch: bool = False, ack_fetch_failures: bool = False,
+         clock: Callable[[Mapping[str, Any]], datetime] | None = None) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
     api = PaddleApi(env.get("PADDLE_API_BASE") or env["HOOKPROOF_API_BASE"],
                     env.get("PADDLE_API_KEY") or env["HOOKPROOF_API_KEY"]) if fetch else None
     serve(create_app(env.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on,
-                     ordered=ordered, effects=effects, api=api, ack_fetch_failures=ack_fetch_failures))
+                     ordered=ordered, effects=effects, api=api, ack_fetch_failures=ack_fetch_failures,
+                     clock=clock))
 
 
 if __name__ == "__main__":

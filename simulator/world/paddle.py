@@ -115,15 +115,18 @@ class PaddleWorld(RecordWorld):
         self.seller_id = int(account) if account and account.isdigit() else self._rng.randint(10_000, 999_999)
         self.account = str(self.seller_id)
         name, amount = _PLANS[seed % len(_PLANS)]
-        created = ps.iso(self._now_us - 90 * 86_400_000_000)
-        self.product = ps.product(self.new_id("pro"), f"Acme {name}", f"The {name} plan of Acme's app", created)
+        # the catalog made 90 days before, at a microsecond of its own (a pure function of the seed)
+        created_us = self._now_us - 90 * 86_400_000_000 + (seed * 7_919 + 104_729) % 1_000_000
+        created = ps.iso(created_us)
+        self.product = ps.product(self.new_id("pro"), f"Acme {name}", f"The {name} plan of Acme's app",
+                                  ps.iso_ms(created_us))
         self.price = ps.price(self.new_id("pri"), self.product["id"], f"Monthly ({name})", amount, "USD", created)
         #: The plan billed yearly, ten months' price (`subscribe(annual=True)`).
         self.annual_price = ps.price(self.new_id("pri"), self.product["id"], f"Yearly ({name})", amount * 10, "USD",
                                      created, cycle=ps.YEARLY)
         #: What a licence shop sells once: a product with a one-time price (`buy`).
         self.licence = ps.product(self.new_id("pro"), f"Acme {name} licence",
-                                  f"A perpetual licence of Acme's {name} desktop app", created)
+                                  f"A perpetual licence of Acme's {name} desktop app", ps.iso_ms(created_us))
         self.licence_price = ps.price(self.new_id("pri"), self.licence["id"], f"Perpetual licence ({name})",
                                       amount * 20, "USD", created, cycle=None)
         self.fresh_ids.clear()  # the products and their prices are every story's
@@ -164,20 +167,20 @@ class PaddleWorld(RecordWorld):
         prod = self.product if subscribe else self.licence
         txn = ps.transaction(txn_id, customer_id=None, address_id=None, subscription_id=None, origin="web",
                              pri=pri, prod=prod, quantity=quantity, item_id=self.new_id("txnitm"),
-                             created=ps.iso(at), period=None, checkout_url=f"https://acme.example/pay?_ptxn={txn_id}",
+                             created=ps.iso_ns(at), period=None, checkout_url=f"https://acme.example/pay?_ptxn={txn_id}",
                              charged=not trial)
         txn["status"] = "draft"
         self._create(txn_id, "transaction", txn)
         self._emit("transaction.created", txn_id)
         number = len(self.objects("customer"))
         email = f"{_EMAILS[number % len(_EMAILS)]}.{number + 1}@example.com"
-        self._create(customer, "customer", ps.customer(customer, email=email, name=None, created=ps.iso(self._tick())))
+        self._create(customer, "customer", ps.customer(customer, email=email, name=None, created=ps.iso_ms(self._tick())))
         self._emit("customer.created", customer)
         self._create(address, "address", ps.address(address, customer_id=customer, country_code=_COUNTRY,
-                                                    postal_code=_POSTAL_CODE, created=ps.iso(self._tick())))
+                                                    postal_code=_POSTAL_CODE, created=ps.iso_ms(self._tick())))
         self._emit("address.created", address)
         self._txn_change(txn_id, {"customer_id": customer, "address_id": address, "status": "ready",
-                                  "updated_at": ps.iso(self._tick())}, "transaction.ready")
+                                  "updated_at": ps.iso_ns(self._tick())}, "transaction.ready")
         self._pay(txn_id)
         if subscribe:
             assert period is not None
@@ -192,7 +195,7 @@ class PaddleWorld(RecordWorld):
             self._update(txn_id, {"subscription_id": sub_id, "billing_period": {"starts_at": period[0],
                                                                               "ends_at": period[1]},
                                   "details": ps.with_payouts(self.get(txn_id)["details"]),
-                                  "updated_at": ps.iso(self._tick())})
+                                  "updated_at": ps.iso_ns(self._tick())})
             self._emit("transaction.updated", txn_id)
         self._complete(txn_id)
         return txn_id
@@ -263,7 +266,7 @@ class PaddleWorld(RecordWorld):
         current = self._typed(sub, "subscription")
         if current["status"] == "trialing":
             self._schedule(sub, "pause")
-        at = ps.iso(self._tick())
+        at = ps.iso_ns(self._tick())
         items = [{**i, "status": "inactive", "trial_dates": None, "next_billed_at": None, "updated_at": at}
                  for i in self._typed(sub, "subscription")["items"]]
         self._status_change(sub, "paused", {"paused_at": at, "updated_at": at, "next_billed_at": None,
@@ -330,7 +333,7 @@ class PaddleWorld(RecordWorld):
                                  f"{' with a scheduled change' if current['scheduled_change'] else ''}: "
                                  "it cannot be canceled at its period's end", object_id=sub)
             self._schedule(sub, "cancel")
-        at = ps.iso(self._tick())
+        at = ps.iso_ns(self._tick())
         items = [{**i, "next_billed_at": None, "updated_at": at} for i in self._typed(sub, "subscription")["items"]]
         self._status_change(sub, "canceled", {"canceled_at": at, "updated_at": at, "next_billed_at": None,
                                               "current_billing_period": None, "items": items,
@@ -510,7 +513,7 @@ class PaddleWorld(RecordWorld):
         at = self._tick()
         address_id = self.new_id("add")
         address = ps.address(address_id, customer_id=self.new_id("ctm"), country_code=_COUNTRY,
-                             postal_code=_POSTAL_CODE, created=ps.iso(at))
+                             postal_code=_POSTAL_CODE, created=ps.iso_ms(at))
         return Event(id=self.new_id("evt"), type="address.updated", created=at // 1_000_000, created_us=at,
                      object_type="address", object_id=address_id, version=1, object=address,
                      livemode=self.livemode, account=self.account, api_version="1")
@@ -543,7 +546,7 @@ class PaddleWorld(RecordWorld):
             self._transition(sub, current["status"], changes)
             self._emit("subscription.updated", sub)
         txn_id = self.new_id("txn")
-        billed = ps.iso(self._tick())
+        billed = ps.iso_ns(self._tick())
         txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
                              subscription_id=sub, origin="subscription_recurring",
                              pri=self.annual_price if current["billing_cycle"] == ps.YEARLY else self.price,
@@ -581,29 +584,32 @@ class PaddleWorld(RecordWorld):
 
     def _pay(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
-        at = ps.iso(self._tick())
+        at_us = self._tick()
+        at = ps.iso(at_us)
         attempt = ps.payment_attempt(txn["details"]["totals"]["grand_total"], status="captured", at=at,
                                      attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
                                      stored_id=self._uuid(), last4="4242", error_code=None)
         totals = {**txn["details"]["totals"], "balance": "0"}
         self._txn_change(txn_id, {"status": "paid", "payments": [attempt, *txn["payments"]],
-                                  "details": {**txn["details"], "totals": totals}, "updated_at": at},
+                                  "details": {**txn["details"], "totals": totals}, "updated_at": ps.iso_ns(at_us)},
                          "transaction.paid")
 
     def _decline(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
-        at = ps.iso(self._tick())
+        at_us = self._tick()
+        at = ps.iso(at_us)
         attempt = ps.payment_attempt(txn["details"]["totals"]["grand_total"], status="error", at=at,
                                      attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
                                      stored_id=self._uuid(), last4="0002", error_code="declined")
-        self._txn_change(txn_id, {"status": "past_due", "payments": [attempt, *txn["payments"]], "updated_at": at},
+        self._txn_change(txn_id, {"status": "past_due", "payments": [attempt, *txn["payments"]],
+                                  "updated_at": ps.iso_ns(at_us)},
                          "transaction.payment_failed", "transaction.past_due")
 
     def _complete(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
-        at = ps.iso(self._tick())
+        at_us = self._tick()
         self._txn_change(txn_id, {
-            "status": "completed", "billed_at": txn["billed_at"] or at, "updated_at": at,
+            "status": "completed", "billed_at": txn["billed_at"] or ps.iso(at_us), "updated_at": ps.iso_ns(at_us),
             "invoice_id": self.new_id("inv"), "invoice_number": f"{self.seller_id % 1000}-{self._rng.randrange(10**5):05d}",
             "details": ps.with_payouts(txn["details"])}, "transaction.completed", key=f"fulfil:{txn_id}")
 
@@ -665,9 +671,8 @@ def _cycle_end(start_us: int, cycle: Mapping[str, Any]) -> int:
 
 
 def _parse(value: str) -> int:
-    """Unix microseconds of an RFC 3339 UTC time with microseconds."""
-    moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
-    return int(moment.timestamp()) * 1_000_000 + moment.microsecond
+    """Unix microseconds of a time the world rendered (`paddle_shapes.parse`: 0 to 9 digits)."""
+    return ps.parse(value)
 
 
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).

@@ -6,12 +6,13 @@ Field for field like Paddle's API reference (developer.paddle.com/api-reference:
 "Product entity", "Customer entity", "Address entity") and the notification payloads
 paddle-python-sdk 1.16.1 parses (`paddle_billing.Notifications.Entities.Transaction`,
 ``Subscription``, ``Adjustment``, ``Customer``, ``Address``:
-amounts are strings of minor units, currency codes upper case, times RFC 3339 with
-microseconds). Validated in tests by parsing every payload with those entities.
+amounts are strings of minor units, currency codes upper case, times RFC 3339 as Go's
+``time.RFC3339Nano`` writes them: `iso`). Validated in tests by parsing every payload with those entities.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,10 +20,61 @@ from typing import Any
 TAX_RATE = "0.08875"
 
 
-def iso(at_us: int) -> str:
-    """``2024-04-12T10:18:49.738971Z``: UTC with microseconds, as Paddle renders times."""
-    moment = datetime.fromtimestamp(at_us // 1_000_000, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{at_us % 1_000_000:06d}Z"
+def iso(at_us: int, *, precision: int = 6) -> str:
+    """An entity's time as Paddle renders it: UTC, Go's ``time.RFC3339Nano`` (up to 9 fractional
+    digits, trailing zeros trimmed, no fraction on a whole second), of `at_us` kept to `precision`
+    digits (6: microseconds; 3: milliseconds; 9: `at_us` plus `sub_us`'s nanoseconds).
+
+    Sources, real notifications kept in the official SDKs' tests:
+    - paddle-python-sdk tests/Functional/Resources/Notifications/_fixtures/response/list_default.json:
+      a transaction's ``created_at`` ``09:59:09.237822398Z``, a business's ``updated_at``
+      ``11:57:47.03542Z``, a customer's ``created_at`` ``10:46:18.533Z``, a product's ``08.3Z``;
+      subscriptions, prices, adjustments, payments, billing periods at microseconds.
+    - paddle-node-sdk src/__tests__/mocks/notifications/transaction-*.mock.ts: ``updated_at``
+      ``07:45:54.81387658Z``, transaction-billed's ``billed_at`` ``07:45:54.783994887Z``.
+    - paddle-node-sdk subscription-paused/-canceled.mock.ts: ``paused_at``, ``canceled_at`` and
+      ``updated_at`` at nanoseconds; subscription-resumed.mock.ts: ``updated_at`` ``04.45451Z``.
+    - paddle-node-sdk address-created.mock.ts: ``created_at`` ``36.9Z``; adjustment-updated.mock.ts:
+      ``updated_at`` ``08.42549Z``.
+    - ``occurred_at`` is not this: six digits always, a trailing zero kept (paddle-node-sdk
+      transaction-billed.mock.ts ``07:45:55.202630Z``): `rfc3339_us`.
+    A simplification: a nanosecond time keeps its nanoseconds in later events (Paddle's show
+    it at microseconds there)."""
+    ns = (at_us % 1_000_000) * 1000 + (sub_us(at_us) if precision == 9 else 0)
+    ns -= ns % 10 ** (9 - precision)
+    moment = datetime.fromtimestamp(at_us // 1_000_000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return moment + (f".{ns:09d}".rstrip("0") if ns else "") + "Z"
+
+
+def iso_ns(at_us: int) -> str:
+    """`iso` at nanoseconds: a time Paddle writes in the event it sends (a transaction's
+    ``created_at``, ``updated_at`` and ``billed_at``, a subscription's ``paused_at``, ``canceled_at``
+    and ``updated_at`` with them)."""
+    return iso(at_us, precision=9)
+
+
+def iso_ms(at_us: int) -> str:
+    """`iso` at milliseconds: a customer's, an address's and a product's ``created_at``."""
+    return iso(at_us, precision=3)
+
+
+def sub_us(at_us: int) -> int:
+    """The nanoseconds below `at_us`'s microsecond a nanosecond time carries: 0..999, a pure
+    function of `at_us` (so of the world's seed), one in ten a multiple of ten (trimmed)."""
+    return (at_us * 2_654_435_761 >> 7) % 1000
+
+
+_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z")
+
+
+def parse(value: str) -> int:
+    """Unix microseconds of a time `iso` renders (0 to 9 fractional digits; nanoseconds below
+    the microsecond dropped). ValueError for another form."""
+    match = _TIME.fullmatch(value)
+    if match is None:
+        raise ValueError(f"{value!r} is not an RFC 3339 UTC time")
+    moment = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp()) * 1_000_000 + int((match.group(2) or "").ljust(9, "0")[:6])
 
 
 def product(product_id: str, name: str, description: str, created: str) -> dict[str, Any]:
