@@ -375,8 +375,12 @@ def _mercadopago_apply(world: Any, action: str, index: int | None) -> None:
 
 # ---- Paddle Billing ------------------------------------------------------------------------------
 
+#: ``pause`` and ``resume``, last so that the draws of the others move as little as they can:
+#: an ``active`` subscription paused at once (Paddle's "Pause immediately", its status ``paused``:
+#: developer.paddle.com/build/subscriptions/pause-subscriptions) and a paused one resumed
+#: (`PaddleWorld.pause`, `PaddleWorld.resume`).
 PADDLE_ACTIONS: tuple[str, ...] = ("buy", "subscribe", "renew", "fail_renewal", "recover", "change_quantity",
-                                   "cancel", "refund", "approve_refund", "reject_refund")
+                                   "cancel", "refund", "approve_refund", "reject_refund", "pause", "resume")
 
 
 def _paddle_legal(world: Any) -> list[Action]:
@@ -385,10 +389,15 @@ def _paddle_legal(world: Any) -> list[Action]:
     that leave it (a renewal, a quantity change, a refund requested): `explore`'s reordering
     rules find a blind overwrite only between two events of one object whose statuses differ,
     so those are drawn first. A transaction with a refund pending approval takes no other
-    (`PaddleWorld.refund`)."""
+    (`PaddleWorld.refund`). Last, after every other, a pause of each ``active`` subscription and
+    a resume of each ``paused`` one (moves too, appended so the others keep their places:
+    Paddle pauses an active subscription; a past-due one is not paused here, the world making no
+    ``past_due`` -> ``paused``; a resume needs one ``paused``, developer.paddle.com/errors/
+    subscriptions/subscription_must_be_paused)."""
     out: list[Action] = [("subscribe", None), ("buy", None)]
     moves: list[Action] = []
     keeps: list[Action] = []
+    pauses: list[Action] = []
     for i, sub in enumerate(world.objects("subscription")):
         status = world.peek(sub)["status"]
         if status == "active":
@@ -399,6 +408,10 @@ def _paddle_legal(world: Any) -> list[Action]:
             moves.append(("cancel", i))
         if status in ("active", "past_due"):
             keeps += [("renew", i), ("change_quantity", i)]
+        if status == "active":
+            pauses.append(("pause", i))
+        if status == "paused":
+            pauses.append(("resume", i))
     pending = set()
     for i, adj in enumerate(world.objects("adjustment")):
         if world.peek(adj)["status"] == "pending_approval":
@@ -407,7 +420,7 @@ def _paddle_legal(world: Any) -> list[Action]:
     for i, txn in enumerate(world.objects("transaction")):
         if world.peek(txn)["status"] == "completed" and txn not in pending:
             keeps.append(("refund", i))
-    return out + moves + keeps
+    return out + moves + keeps + pauses
 
 
 def _paddle_apply(world: Any, action: str, index: int | None) -> None:
@@ -431,6 +444,13 @@ def _paddle_apply(world: Any, action: str, index: int | None) -> None:
         world.refund(_nth(world, action, "transaction", index), review=None)
     elif action in ("approve_refund", "reject_refund"):
         world.review_refund(_nth(world, action, "adjustment", index), approve=action == "approve_refund")
+    elif action == "pause":
+        sub = _nth(world, action, "subscription", index)
+        if world.get(sub)["status"] != "active":  # the world would pause a trialing or paused one too
+            raise WorldError(f"{action}: subscription {sub} is {world.get(sub)['status']}, not active", object_id=sub)
+        world.pause(sub)
+    elif action == "resume":
+        world.resume(_nth(world, action, "subscription", index))
     else:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(PADDLE_ACTIONS)})")
 
@@ -498,7 +518,8 @@ GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issu
                                    "suspend": "installation", "unsuspend": "installation", "uninstall": "installation"}
 MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
 PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription",
-                                   "approve_refund": "adjustment", "reject_refund": "adjustment"}
+                                   "approve_refund": "adjustment", "reject_refund": "adjustment",
+                                   "pause": "subscription", "resume": "subscription"}
 SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "cancel": "order", "quick_cancel": "order"}
 
 #: World kind -> its operations.

@@ -451,15 +451,19 @@ class PaddleWorld(RecordWorld):
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
-        """A subscription's life: created, more seats, past due, recovered, canceled at its
-        period's end (scheduled, then made); with its
-        transactions' events (the checkout's: created, ready, paid, completed; the renewal's:
-        created, billed, past due, paid, completed)."""
+        """A subscription's life: created, more seats, past due, recovered, paused at once and
+        resumed (`pause`, `resume`: ``active`` -> ``paused`` -> ``active``, a new period billed;
+        developer.paddle.com/build/subscriptions/pause-subscriptions), canceled at its period's
+        end (scheduled, then made); with its transactions' events (the checkout's: created,
+        ready, paid, completed; the renewal's: created, billed, past due, paid, completed; the
+        resume's: created, billed, paid, completed)."""
         start = len(self.events)
         sub = self.subscribe()
         self.change_quantity(sub, 2)
         self.renew(sub, pay=False)
         self.recover(sub)
+        self.pause(sub)
+        self.resume(sub)
         self.cancel(sub, at_period_end=True)
         return [e for e in self.events[start:] if e.object_id == sub
                 or (e.object_type == "transaction" and self.get(e.object_id)["subscription_id"] == sub)]

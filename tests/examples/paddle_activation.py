@@ -1,5 +1,6 @@
 """paddle_activation: a test twin of `examples.receivers.paddle_billing` that provisions only on
-``subscription.activated`` (``provision:{sub}``), as Paddle's lifecycle guides suggest: the
+``subscription.activated`` (``provision:{sub}:{its period's start}``: a resumed subscription is
+activated again, for a new period), as Paddle's lifecycle guides suggest: the
 subscription "can now be considered active so you can handle access provisioning"
 (developer.paddle.com/webhooks/simulator/subscription-created, -resumed).
 
@@ -17,7 +18,7 @@ from examples.receivers.paddle_billing import main
 
 #: The one effect: access provisioned when Paddle says the subscription is active.
 EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
-    "subscription.activated": lambda d: f"provision:{d['id']}",
+    "subscription.activated": lambda d: f"provision:{d['id']}:{d['current_billing_period']['starts_at']}",
 }
 
 if __name__ == "__main__":

@@ -3,8 +3,12 @@
 Paddle's "Subscription created" scenario (developer.paddle.com/webhooks/simulator/subscription-created)
 sends ``subscription.activated`` right after ``subscription.created`` for a subscription without a
 trial, and its "Subscription resumed" scenario calls the activation the point to "handle access
-provisioning". A team keying that event (``business_keys."subscription.activated" =
-"provision:{data.id}"``, built-in keys off) gets the catalog's stories over it: `paddle_activation`,
+provisioning". Paddle activates a resumed subscription again (that scenario's "Subscription is
+activated" step; the catalog's state story pauses and resumes its subscription), so a team provisioning on
+each activation keys the activation's period (``business_keys."subscription.activated" =
+"provision:{data.id}:{data.current_billing_period.starts_at}"``, built-in keys off): a key per
+subscription alone would promise one provisioning where Paddle asks for two. It gets the catalog's
+stories over it: `paddle_activation`,
 which claims ``event_id`` before provisioning, passes; its twin without the claim provisions again
 for every redelivered copy (``duplicated``).
 """
@@ -23,7 +27,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
 from tests.examples.test_provider_receivers import SEED, config_of
 
-KEYS = {"subscription.activated": "provision:{data.id}"}
+KEYS = {"subscription.activated": "provision:{data.id}:{data.current_billing_period.starts_at}"}
 SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "dropped-response", "transport-fields-change",
              "mass-redelivery"]
 
@@ -42,7 +46,7 @@ def test_the_activation_is_keyed_and_sent_in_the_catalog_s_stories(tmp_path: Pat
     (event,) = emit_events(new_world("paddle", 3), "subscription.activated")
     assert (event.status, event.business_key) == ("active", None)  # no built-in key: the team's own
     keys = team_config("tests.examples.paddle_activation", tmp_path).key_mapping()
-    assert keys.key_of(event) == f"provision:{event.object_id}"
+    assert keys.key_of(event) == f"provision:{event.object_id}:{event.object['current_billing_period']['starts_at']}"
     ctx = Context(profile=profile, keys=keys)
     plan = CATALOG["duplicate-sequential"].plan(ctx, new_world(profile.world, SEED))
     assert isinstance(plan, Plan), plan

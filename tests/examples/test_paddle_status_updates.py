@@ -5,7 +5,7 @@ Paddle's webhook simulator scenarios (developer.paddle.com/webhooks/simulator/su
 new status before the status's own event, and Paddle's webhooks overview calls
 ``subscription.updated`` the catch-all for subscription state changes. A receiver subscribed
 to ``transaction.completed``, ``subscription.created`` and ``subscription.updated`` alone so
-sees a subscription go ``past_due``, ``active`` and ``canceled``: storing each status as it
+sees a subscription go ``past_due``, ``active``, ``paused``, ``active`` and ``canceled``: storing each status as it
 arrives (no ``occurred_at`` guard) leaves an older one after a newer (``reorder``,
 ``stale-after-newer``), while `paddle_billing`, which keeps a status only over an older
 ``occurred_at``, passes.
@@ -36,6 +36,8 @@ def test_the_updates_alone_walk_every_status() -> None:
     assert [(e.type, e.status) for e in phase.events] == [
         ("subscription.created", "active"), ("subscription.updated", "active"), ("subscription.updated", "active"),
         ("subscription.updated", "past_due"), ("subscription.updated", "active"),
+        # paused, resumed (a new period), activated: developer.paddle.com/webhooks/simulator/subscription-resumed
+        ("subscription.updated", "paused"), ("subscription.updated", "active"), ("subscription.updated", "active"),
         ("subscription.updated", "active"),  # its cancellation scheduled for the period's end
         ("subscription.updated", "canceled")]
     late = CATALOG["stale-after-newer"].plan(ctx, new_world(profile.world, SEED))

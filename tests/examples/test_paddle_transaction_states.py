@@ -2,7 +2,8 @@
 
 When the observer reads Paddle's transactions (and not its subscriptions), the scenarios that
 walk one object's states walk the subscription story's transactions (the checkout's ``draft``, ``ready``, ``paid``,
-``completed``; the renewal's ``billed``, ``past_due``, ``paid``, ``completed``). `paddle_billing` keeps a transaction's status only over an older
+``completed``; the renewal's ``billed``, ``past_due``, ``paid``, ``completed``; the resume's ``billed``, ``paid``,
+``completed``). `paddle_billing` keeps a transaction's status only over an older
 ``occurred_at`` and passes; its test twin storing each status as it arrives ends a transaction
 in an earlier status when one of its earlier events is delivered after ``transaction.completed``.
 """
@@ -35,7 +36,8 @@ def test_a_transaction_s_states_are_walked_and_compared(tmp_path: Path, module: 
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
     stale = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
-    assert stale == {"reorder": 2, "stale-after-newer": 2}  # the checkout's and the renewal's transactions
+    # the checkout's, the renewal's and the resume's transactions
+    assert stale == {"reorder": 3, "stale-after-newer": 3}
     findings = [f for s in report.scenarios for f in s.findings]
     # each state named by its Paddle event and occurred_at (microseconds: the two never tie): an earlier
     # one (draft, ready, billed, paid: developer.paddle.com/webhooks/simulator/subscription-created, -renewed)

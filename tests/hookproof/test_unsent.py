@@ -107,3 +107,21 @@ def test_certify_notes_unsent_types_of_every_type_enabled_by_default_and_none_fo
         assert configured_types(cfg) == list(stripe.values())
         assert certify_unsent_note(cfg, tmp_path / "history.sqlite") == note
         assert certify_unsent_note(cfg, tmp_path / "history.sqlite", whole=False) is None
+
+
+def test_paddle_s_pause_and_resume_are_no_longer_types_explore_never_emits(tmp_path: Path) -> None:
+    """A new user's Paddle endpoint listed ``subscription.paused`` and ``subscription.resumed``:
+    explore's note said its operations never emit them (only a storm sent them). Its ``pause``
+    and ``resume`` operations emit them now: a search that drew neither says a longer one may."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text("\n".join([
+        "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "paddle"', 'secret = "pdl_ntfset_unsent_0123"',
+        'enabled_events = ["transaction.completed", "subscription.paused", "subscription.resumed"]', "",
+        "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key, amount FROM e"']),
+        encoding="utf-8")
+    cfg = load_config(path)
+    assert explore_unsent_note(cfg, get_profile("paddle"), {"transaction.completed"}) == (
+        "enabled types never sent by this explore: subscription.paused, subscription.resumed: its verdict says "
+        "nothing of how the receiver handles them (subscription.paused, subscription.resumed: its operations can, "
+        "and this search drew none: more --max-examples or another --seed may)")
+    assert explore_unsent_note(cfg, get_profile("paddle"), {"transaction.completed", "subscription.paused", "subscription.resumed"}) is None

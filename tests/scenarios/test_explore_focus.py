@@ -12,12 +12,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from hookproof.receivers import ReceiverConfig, make_app
 from hookproof.scenarios.explore_targets import ExploreTarget, Prepared
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.statemachine import explore
 from hookproof.scenarios.world_ops import focused, new_world_of, ops_for, walk
 from hookproof.simulator.delivery import Target
+from hookproof.simulator.errors import WorldError
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState
 from hookproof.unsent import world_types
@@ -104,6 +107,39 @@ def test_the_walk_reaches_operations_legal_only_after_another_on_the_same_object
     emitted = world_types("github")
     assert emitted is not None and {"installation.unsuspend", "pull_request.reopened",
                                     "installation_repositories.removed"} <= emitted
+
+
+def test_paddle_s_operations_pause_an_active_subscription_and_resume_a_paused_one() -> None:
+    """A new user's Paddle endpoint listed ``subscription.paused`` and ``subscription.resumed``;
+    explore's note said its operations never emit them. ``pause`` and ``resume`` come last among
+    the legal operations (the others keep their places), each only where the world makes it:
+    an ``active`` subscription paused, a ``paused`` one resumed (developer.paddle.com/build/
+    subscriptions/pause-subscriptions), never a past-due or canceled one paused."""
+    ops = ops_for("paddle")
+    world = new_world_of("paddle", 0)
+    active, late, ended = world.subscribe(), world.subscribe(), world.subscribe()
+    world.renew(late, pay=False)
+    world.cancel(ended)
+    legal = ops.legal(world)
+    assert legal[-1:] == [("pause", 0)] and [a for a in legal if a[0] in ("pause", "resume")] == [("pause", 0)]
+    start = len(world.events)
+    ops.apply(world, "pause", 0)
+    assert [(e.type, e.status) for e in world.events[start:]] == [("subscription.updated", "paused"),
+                                                                  ("subscription.paused", "paused")]
+    assert [a for a in ops.legal(world) if a[0] in ("pause", "resume")] == [("resume", 0)]
+    for action, index in (("pause", 0), ("pause", 1), ("pause", 2), ("resume", 1)):
+        with pytest.raises(WorldError):
+            ops.apply(world, action, index)
+    start = len(world.events)
+    ops.apply(world, "resume", 0)
+    assert [e.type for e in world.events[start:] if e.object_id == active] == [
+        "subscription.updated", "subscription.resumed", "subscription.updated", "subscription.activated"]
+    assert world.get(active)["status"] == "active"
+    assert {ops.moves["pause"], ops.moves["resume"]} == {"subscription"}
+    emitted = walk(ops, new_world_of("paddle", 0))
+    assert {"subscription.paused", "subscription.updated"} <= emitted["pause"]
+    assert "subscription.resumed" in emitted["resume"]
+    assert {"subscription.paused", "subscription.resumed"} <= (world_types("paddle") or set())
 
 
 def test_an_app_sent_its_installations_events_alone_is_drawn_every_installation_operation() -> None:
