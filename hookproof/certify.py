@@ -670,7 +670,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     The run stops at `max_duration_s` (default: ``run.max_duration_s``) as it does on an
     interruption (only when called from the main thread, where KeyboardInterrupt lands),
     and its partial report says so, naming where the limit came from (`deadline_source`). After a scenario in which the receiver answered no
-    valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
+    valid attempt (timeouts, refused connections), or refused every valid one with 401/403 while
+    none of the run was acknowledged (a wrong secret), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
     another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
     random one) makes the scenarios' worlds; the report names it. `stopped_by` names what
