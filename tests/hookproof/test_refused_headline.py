@@ -500,6 +500,7 @@ def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
     line = STOPPED.format(n=len(valid), rest=len(rest))
     assert report["notes"][0] == HEADLINE.format(n=len(valid)) and line in report["notes"]
     assert output_once(result.output, HEADLINE.format(n=len(valid))) and output_once(result.output, f"note: {line}")
+    assert not any("never sent" in n for n in report["notes"]), report["notes"]  # the rest were not run, not unsent
 
 
 def test_a_receiver_refusing_one_scenario_legitimately_is_not_stopped(tmp_path: Path,
