@@ -393,7 +393,8 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
 def certify_unsent_note(config: Config, history_path: Path, *, whole: bool = True) -> str | None:
     """The note naming the types the config enables (`unsent.configured_types`) that no
     scenario of the run sent (its history's types), or None; None too for a run of chosen
-    scenarios (`whole` False: ``certify reorder``), which never meant to send every type."""
+    scenarios (`whole` False: ``certify reorder``), which never meant to send every type, and
+    for one that stopped before some of its scenarios (their types were not run, not unsent)."""
     from hookproof.unsent import configured_types, every_type_of, history_types, unsent_note
 
     configured = configured_types(config)
@@ -670,7 +671,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     The run stops at `max_duration_s` (default: ``run.max_duration_s``) as it does on an
     interruption (only when called from the main thread, where KeyboardInterrupt lands),
     and its partial report says so, naming where the limit came from (`deadline_source`). After a scenario in which the receiver answered no
-    valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
+    valid attempt (timeouts, refused connections), or refused every valid one with 401/403 while
+    none of the run was acknowledged (a wrong secret), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
     another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
     random one) makes the scenarios' worlds; the report names it. `stopped_by` names what
@@ -814,8 +816,9 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, unwalked))
-    unsent = certify_unsent_note(config, history_path,  # a partial run never sent every type it meant to
-                                 whole=not (scenarios or config.run.scenarios or probed.partial))
+    stopped = any((s.reason or "").startswith("not run:") for s in probed.scenarios)  # nothing after a down receiver
+    unsent = certify_unsent_note(config, history_path,  # a partial or stopped run never sent every type it meant to
+                                 whole=not (scenarios or config.run.scenarios or probed.partial or stopped))
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
         from dataclasses import replace
 

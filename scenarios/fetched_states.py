@@ -97,14 +97,18 @@ def with_hurried(report: ScenarioReport, window_s: float, short_in: str, command
     missing saying that the scenario settled on the window alone (`window_s`, seconds: ``[settle] window_s``), short of
     what the receiver owes, because another scenario of the run (`short_in`) fell short of it
     before this one settled (`runner.Runner._settle`; scenarios side by side: it may be listed
-    after this one), and how to tell a late effect from a lost one: certify the scenario alone (`command`), which waits for it; unchanged when there is none. Not a ``stale``
+    after this one), and how to tell a late effect from a lost one: certify the scenario alone (`command`), which waits for it,
+    with a fresh database (a run of the same seed on the one this run kept finds its keys there:
+    `scenarios.leftovers`); unchanged when there is none. Not a ``stale``
     finding of an object the receiver holds in an older state: a receiver keeping states in
     arrival order fails so in every scenario after the first it fell short in, and the note told
     each of its findings of a lag it does not have."""
     note = (f"; this scenario settled on the window alone ([settle] window_s = {window_s:g} s), not "
             f"waiting for what the receiver owes, because another scenario of this run ({short_in}), which "
             "settled before this one, fell short of it: an effect or a state a receiver applies later than "
-            f"that after it answers (a worker, a queue) reads as missing here; certify this scenario alone ({command}) to tell late from lost")
+            f"that after it answers (a worker, a queue) reads as missing here; certify this scenario alone ({command}) "
+            "with a fresh database, not the one this run kept, which already holds its business keys, to tell late "
+            "from lost")
 
     def hurried(f: FindingView) -> str | None:
         late = f.message.startswith(ACKED_LOST) or (f.check_id == "stale" and f.message.startswith(OBJECT_MISSING))

@@ -25,8 +25,10 @@ the settle window, nothing the receiver shows changed and no other scenario deli
 (`Runner._settle`), as if it ran after them: its effects may be queued behind theirs in a
 receiver that applies after it answers.
 
-Once a scenario leaves the receiver down (`runner.receiver_down`), nothing new starts and
-the scenarios never started are reported not run. Reports stay in catalog order. An
+Once a scenario leaves the receiver down (`runner.receiver_down`), or refused every valid
+delivery as a wrong signing secret does (`runner.refused_valid`; while every valid answer of
+the first is a 401 or 403 it stays alone, `proven`), nothing new starts and the scenarios
+never started are reported not run. Reports stay in catalog order. An
 interruption (KeyboardInterrupt in the calling thread) cancels the scenarios in flight
 (their event loops, their settle reads) and waits for their threads, at most
 `STOP_WAIT_S` seconds.

@@ -124,8 +124,9 @@ class Runner:
         attempt_timeout_s: the provider's sender timeout for this run, instead of the
             profile's (None: the profile's); bounds every attempt.
         redelivery_window: events `mass-redelivery-window` delivers and then replays.
-        keep_going: run every scenario even after the receiver stopped answering (else
-            the rest are unknown, `receiver_down`).
+        keep_going: run every scenario even after the receiver stopped answering, or refused
+            every valid delivery of a scenario with 401/403 before acknowledging any of the run
+            (else the rest are unknown, `receiver_down`, `refused_valid`).
         notes: why the run went as it did (stopped early, receiver down), for the report.
         retry_budget_s: once the receiver has rejected valid events (4xx/5xx, never
             acknowledged), the retry schedules of each later scenario are compressed to
@@ -224,6 +225,8 @@ class Runner:
     _claimed: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
     #: the object kinds whose states some scenario of this run had a truth for (`walked_kinds`)
     _walked: set[str] = field(default_factory=set, init=False, repr=False)
+    #: some scenario of this run that ended had a valid delivery acknowledged (`_stop_after`)
+    _acked_valid: bool = field(default=False, init=False, repr=False)
 
     @property
     def walked_kinds(self) -> frozenset[str]:
@@ -271,6 +274,7 @@ class Runner:
         self.results = []
         self._documents.clear()
         self._claimed.clear()  # what this run's scenarios send (`_leftovers`)
+        self._acked_valid = False
         self._stopping.clear()
         try:
             if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
@@ -286,16 +290,12 @@ class Runner:
                 self.results.append(result)
                 if self.on_finish:
                     self.on_finish(scenario.id)
-                if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
+                attempts = self.history.attempts(scenario.id)
+                if self.rejecting is None and rejects_valid(attempts):
                     self.rejecting = scenario.id
-                down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
-                    self.history.attempts(scenario.id))
-                if down is not None and i + 1 < len(chosen):
-                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}){self._exited()}; the "
-                                      f"{len(chosen) - i - 1} scenario(s) after it were not run "
-                                      "(--keep-going runs them anyway)")
-                    self.results += [_not_run(s, f"not run: the receiver stopped answering in {scenario.id}")
-                                     for s in chosen[i + 1:]]
+                stop = self._stop_after(scenario, attempts)
+                if stop is not None and i + 1 < len(chosen):
+                    self.results += self._not_run_after(stop, chosen[i + 1:])
                     break
                 self.checkpoint(self.report(started, partial=i + 1 < len(chosen)))
         except KeyboardInterrupt:
@@ -304,6 +304,35 @@ class Runner:
         report = self.report(started, partial=partial)
         self.checkpoint(report)
         return report
+
+    def _stop_after(self, scenario: Scenario, attempts: Sequence[Attempt]) -> tuple[str, str, str] | None:
+        """Why no scenario starts after `scenario` ended (its `attempts`), unless `keep_going` or
+        it is a chaos one: the receiver stopped answering (`receiver_down`), or, while no valid
+        delivery of the run was acknowledged, it refused every valid delivery of `scenario` as a
+        wrong signing secret does (`refused_valid`). (the note's cause, the not-run scenarios'
+        reason, what to do) or None. Called once per scenario, as it ends."""
+        if not self._acked_valid:  # the run's so far, those beside `scenario` too (once true, never read again)
+            self._acked_valid = any(a.valid and a.outcome.value == "acked" for a in self.history.attempts())
+        if self.keep_going or scenario.tier == "chaos":
+            return None
+        if (down := receiver_down(attempts)) is not None:
+            return (f"the receiver stopped answering in {scenario.id} ({down}){self._exited()}",
+                    f"not run: the receiver stopped answering in {scenario.id}", "")
+        refused = None if self._acked_valid else refused_valid(attempts, scenario.checks)
+        if refused is None:
+            return None
+        codes, n = refused
+        return (f"every valid delivery of {scenario.id} was refused with {codes} ({n} attempt(s)) and none was "
+                "acknowledged, as with a wrong signing secret",
+                f"not run: every valid delivery of {scenario.id} was refused with {codes}",
+                ": fix the secret and run certify again")
+
+    def _not_run_after(self, stop: tuple[str, str, str], never: Sequence[Scenario]) -> list[ScenarioReport]:
+        """Note why the scenarios `never` were not run (`_stop_after`'s `stop`); their reports, unknown."""
+        cause, reason, advice = stop
+        self.notes.append(f"{cause}; the {len(never)} scenario(s) after it were not run{advice} "
+                          "(--keep-going runs them anyway)")
+        return [_not_run(s, reason) for s in never]
 
     def unfinished(self, order: Sequence[Scenario]) -> None:
         """After an interruption: `results` in `order`, each scenario without a result unknown
@@ -353,6 +382,7 @@ class Runner:
         order, as they end, and the same notes and not-run reports as a sequential run."""
         slots: list[ScenarioReport | None] = [None] * len(chosen)
         marks: dict[int, int] = {}
+        stops: dict[int, tuple[str, str, str]] = {}  # why nothing started after a scenario (`_stop_after`)
 
         def start(i: int) -> None:
             if self.rejecting is None and chosen[i].overlap in (Overlap.ALONE, Overlap.FLOODS):
@@ -376,12 +406,18 @@ class Runner:
             if self.on_finish:
                 self.on_finish(scenario.id)
             self.checkpoint(self.report(started, partial=True))
-            if self.keep_going or scenario.tier == "chaos":
-                return None
-            return receiver_down(self.history.attempts(scenario.id))
+            stop = self._stop_after(scenario, self.history.attempts(scenario.id))
+            if stop is not None:
+                stops[i] = stop
+            return stop[0] if stop is not None else None
 
         def proven(i: int) -> bool:  # never called down after it (`finish`), whatever it does next
-            return self.keep_going or chosen[i].tier == "chaos" or answered_valid(self.history.attempts(chosen[i].id))
+            if self.keep_going or chosen[i].tier == "chaos":
+                return True
+            # a receiver refusing every valid delivery with 401/403 so far (a wrong secret) keeps the
+            # first scenario alone, so that nothing else is under way if it then stops the run
+            attempts = self.history.attempts(chosen[i].id)
+            return answered_valid(attempts) and not only_auth_refused(attempts)
 
         self._overlapping = True
         try:
@@ -393,12 +429,8 @@ class Runner:
             if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
                 self.rejecting = scenario.id
         if down is not None and never:
-            why = receiver_down(self.history.attempts(chosen[down].id))
-            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}){self._exited()}; "
-                              f"the {len(never)} "
-                              "scenario(s) after it were not run (--keep-going runs them anyway)")
-            for i in never:
-                slots[i] = _not_run(chosen[i], f"not run: the receiver stopped answering in {chosen[down].id}")
+            for i, report in zip(never, self._not_run_after(stops[down], [chosen[i] for i in never])):
+                slots[i] = report
         self.results = [r for r in slots if r is not None]
 
     def _own_refusals(self, scenario_id: str, mark: int) -> list[Any]:
@@ -1118,6 +1150,49 @@ def rejects_valid(attempts: Sequence[Attempt]) -> bool:
     return any(a.valid and a.outcome.value in ("rejected", "server_error") and a.event_id not in acked
                and not (a.outcome.value == "rejected" and _REFUSABLE_TAGS.intersection(a.faults))
                for a in attempts)
+
+
+#: What a receiver verifying with another signing secret answers a valid delivery ("not
+#: authenticated"): the statuses `hookproof.headline` blames on the secret, and `refused_valid` keys on.
+AUTH_REFUSALS: tuple[int, ...] = (401, 403)
+
+#: Fault tags of a valid delivery a correct receiver may refuse (a pass or an advisory, never a
+#: wrong secret): `simulator.faults.REFUSABLE`'s, and a future-dated one (stricter than Stripe's SDK).
+_MAY_REFUSE_TAGS: frozenset[str] = _REFUSABLE_TAGS | {"future-timestamp"}
+
+#: Fewer refused valid attempts than this in a scenario stop nothing (the headline's ``AT_LEAST``).
+REFUSED_AT_LEAST = 3
+
+
+def refused_valid(attempts: Sequence[Attempt], checks: Sequence[str]) -> tuple[str, int] | None:
+    """How the receiver refused a scenario that holds its valid deliveries to a 2xx (`checks`
+    holds ``valid_not_rejected``), when it answered every one of them (at least
+    `REFUSED_AT_LEAST` attempts) with 401 or 403 and acknowledged none, as a receiver with a
+    wrong signing secret does: (the statuses, ``"401"`` or ``"401 or 403"``; the attempts); else
+    None. Forged and other invalid attempts are meant to be refused and deliveries a correct
+    receiver may refuse (`_MAY_REFUSE_TAGS`) are not counted; any other answer, an
+    acknowledgement or a timeout, means None."""
+    if "valid_not_rejected" not in checks:
+        return None
+    statuses: set[int] = set()
+    refused = 0
+    for a in attempts:
+        if not a.valid or _MAY_REFUSE_TAGS.intersection(a.faults):
+            continue
+        if a.status not in AUTH_REFUSALS:
+            return None
+        statuses.add(a.status)
+        refused += 1
+    if refused < REFUSED_AT_LEAST:
+        return None
+    return " or ".join(str(s) for s in sorted(statuses)), refused
+
+
+def only_auth_refused(attempts: Sequence[Attempt]) -> bool:
+    """True when the receiver answered some valid attempt of `attempts` and every valid one it
+    answered got 401 or 403 (so far: a wrong secret's first scenario, `run_overlapped`'s `proven`)."""
+    answered = [a.status for a in attempts if a.valid and a.status is not None]
+    return bool(answered) and all(s in AUTH_REFUSALS for s in answered)
 
 
 #: Outcomes of an attempt the receiver never answered (`receiver_down`).

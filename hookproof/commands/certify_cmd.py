@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/certify-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), heal and write a partial report.", show_default=False)] = None,
-        keep_going: Annotated[bool, typer.Option("--keep-going", help="Run every scenario even after the receiver stopped answering.")] = False,
+        keep_going: Annotated[bool, typer.Option("--keep-going", help="Run every scenario even after the receiver stopped answering, or refused every valid delivery with 401/403.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
         seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scenarios' worlds and fault plans (default: run.seed, else a random one); the report names it, and the same seed makes the same worlds again, for a scenario run alone too (its world comes from the seed and its id).", show_default=False)] = None,

@@ -23,7 +23,13 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
         seed: Annotated[int, typer.Option("--seed", help="World seed.")] = 0,
     ) -> None:
-        """Serve the provider API (Stripe and Mercado Pago shapes) and the effect sink."""
+        """Serve the provider API and the effect sink over one Stripe billing world (from --seed).
+
+        The API answers in Stripe's shape (GET /v1/customers/{id}, /v1/subscriptions/{id},
+        /v1/events/{id}, their lists, expand) to the key it prints. Mercado Pago's, Paddle's,
+        Shopify's and GitHub's routes answer too, but hold no objects here: their worlds are
+        served while certify, explore and storm run, and by send --serve-api.
+        """
         from hookproof.simulator.errors import SimulatorError
         from hookproof.simulator.server.runner import serve as run_serve
 

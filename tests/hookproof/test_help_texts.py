@@ -42,3 +42,19 @@ def test_send_help_names_the_catalog_table(capsys: Any) -> None:
 def test_a_or_an() -> None:
     assert [a_or_an(w) for w in ("explore", "invoice", "certify", "storm", "Order", "")] == [
         "an explore", "an invoice", "a certify", "a storm", "an Order", "a "]
+
+
+def test_serve_help_says_which_world_it_serves() -> None:
+    """`hookproof serve` serves one Stripe billing world: its help says so, and that the other
+    providers' routes hold no objects there (it once named "Stripe and Mercado Pago shapes")."""
+    import os
+
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["serve", "--help"], env={**os.environ, "COLUMNS": "400"})
+    assert result.exit_code == 0
+    text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+    assert "Serve the provider API and the effect sink over one Stripe billing world (from --seed)." in text
+    assert ("Mercado Pago's, Paddle's, Shopify's and GitHub's routes answer too, but hold no objects here: their "
+            "worlds are served while certify, explore and storm run, and by send --serve-api.") in text
+    assert "Mercado Pago shapes" not in text

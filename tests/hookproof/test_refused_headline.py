@@ -136,6 +136,12 @@ def test_the_correct_reference_receiver_gets_no_headline(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert not any(n.startswith(HEADLINE_PREFIX) for n in report["notes"]) and "likely cause" not in result.output
+    from hookproof.scenarios.catalog import CATALOG
+
+    # the whole catalog ran: nothing stopped it (a refused future-dated delivery or forged one included)
+    assert [s["id"] for s in report["scenarios"]] == list(CATALOG)
+    assert not any((s.get("reason") or "").startswith("not run") for s in report["scenarios"])
+    assert not any("were not run" in n for n in report["notes"])
 
 
 def _attempt(i: int, status: int | None, *, valid: bool = True) -> AttemptView:
@@ -408,3 +414,108 @@ def test_a_400_after_the_receiver_fetched_its_events_names_that_comparison(tmp_p
 
 def output_once(output: str, line: str) -> bool:
     return output.count(line) == 1
+
+
+#: A Stripe receiver on 127.0.0.1 verifying with its own secret (``RECEIVER_SECRET``), whatever
+#: hookproof signs with: 401 "invalid signature" to anything else, and 401 to a timestamp more than
+#: 300 s ahead (stricter than Stripe's SDK, which checks only the past: an advisory, never a wrong
+#: secret); acknowledges the rest, applying nothing.
+VERIFYING = r'''
+import hashlib, hmac, os, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SECRET = os.environ["RECEIVER_SECRET"].encode()
+
+
+class Hook(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        parts = [p.split("=", 1) for p in self.headers.get("Stripe-Signature", "").split(",") if "=" in p]
+        t = next((v for k, v in parts if k == "t"), "0")
+        signed = hmac.new(SECRET, t.encode() + b"." + body, hashlib.sha256).hexdigest()
+        ok = any(k == "v1" and hmac.compare_digest(v, signed) for k, v in parts)
+        status = 200 if ok and int(t) <= time.time() + 300 else 401
+        self.send_response(status); self.send_header("Content-Length", "0"); self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
+'''
+
+
+def _certify_http(tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch,
+                  *scenarios: str) -> tuple[Any, dict[str, Any]]:
+    """certify `scenarios` (none: the catalog) against `VERIFYING` run by hookproof on 127.0.0.1,
+    hookproof signing with `secret`, the receiver verifying with SECRET."""
+    import sys
+
+    from tests.support import free_port
+
+    (tmp_path / "verifying.py").write_text(VERIFYING, encoding="utf-8")
+    monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", secret)
+    monkeypatch.setenv("COLUMNS", "400")
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f'[target]\nurl = "http://127.0.0.1:{free_port()}/webhooks"\nprofile = "stripe"\n'
+                      'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n\n[target.process]\n'
+                      f'command = "{sys.executable} verifying.py {{port}}"\nhealth_path = "/"\n'
+                      f'env = {{ RECEIVER_SECRET = "{SECRET}" }}\n\n'
+                      '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_refused_headline:no_effects"\n\n'
+                      f'[run]\nseed = 3\n{SETTLE}', encoding="utf-8")
+    out = tmp_path / "out"
+    chosen = [arg for s in scenarios for arg in ("-s", s)]
+    result = CliRunner().invoke(cli, ["certify", "-c", str(config), *chosen, "--out", str(out)])
+    files = "".join(p.read_text(encoding="utf-8", errors="replace") for p in out.iterdir() if p.suffix != ".sqlite")
+    assert SECRET not in result.output + files and WRONG not in result.output + files
+    return result, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+STOPPED = ("every valid delivery of duplicate-sequential was refused with 401 ({n} attempt(s)) and none was "
+           "acknowledged, as with a wrong signing secret; the {rest} scenario(s) after it were not run: fix the "
+           "secret and run certify again (--keep-going runs them anyway)")
+
+
+def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole catalog against a receiver verifying with another secret: the first scenario
+    shows every valid delivery refused with 401, so no other starts (none was under way: the
+    first runs alone while every answer is a 401); one line says so, beside the headline."""
+    from hookproof.scenarios.catalog import CATALOG
+
+    result, report = _certify_http(tmp_path, WRONG, monkeypatch)
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "fail"
+    first, *rest = report["scenarios"]
+    assert first["id"] == "duplicate-sequential" and first["verdict"] == "fail"
+    assert len(rest) == len(CATALOG) - 1 and len(rest) > 20
+    assert {(s["verdict"], s["reason"]) for s in rest} == {
+        ("unknown", "not run: every valid delivery of duplicate-sequential was refused with 401")}
+    assert all(not s["attempts"] for s in rest)
+    valid = [a for a in first["attempts"] if a["valid"]]
+    assert valid and {a["status"] for a in valid} == {401}
+    line = STOPPED.format(n=len(valid), rest=len(rest))
+    assert report["notes"][0] == HEADLINE.format(n=len(valid)) and line in report["notes"]
+    assert output_once(result.output, HEADLINE.format(n=len(valid))) and output_once(result.output, f"note: {line}")
+    assert not any("never sent" in n for n in report["notes"]), report["notes"]  # the rest were not run, not unsent
+
+
+def test_a_receiver_refusing_one_scenario_legitimately_is_not_stopped(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The right secret, and future-dated timestamps refused with 401 (stricter than Stripe's SDK,
+    an advisory): future-timestamp, first, has every valid delivery refused with 401 and nothing
+    of the run acknowledged yet, yet the scenarios after it run."""
+    result, report = _certify_http(tmp_path, SECRET, monkeypatch, "future-timestamp", "duplicate-sequential",
+                                   "reorder")
+    assert result.exit_code == 1, result.output  # applies nothing: lost
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    assert set(by_id) == {"future-timestamp", "duplicate-sequential", "reorder"}
+    refused = [a for a in by_id["future-timestamp"]["attempts"] if a["valid"]]
+    assert len(refused) >= 3 and {a["status"] for a in refused} == {401}
+    for sid in ("duplicate-sequential", "reorder"):
+        assert by_id[sid]["attempts"] and {a["status"] for a in by_id[sid]["attempts"] if a["valid"]} == {200}
+    assert not any("not run" in (s.get("reason") or "") for s in report["scenarios"])
+    assert not any("were not run" in n for n in report["notes"]) and "were not run" not in result.output

@@ -99,7 +99,9 @@ def test_an_unsettled_scenario_s_lost_finding_names_the_deadline(settled: bool, 
 HURRIED = ("; this scenario settled on the window alone ([settle] window_s = 0.3 s), not waiting for what the receiver "
            "owes, because another scenario of this run (duplicate-sequential), which settled before this one, fell "
            "short of it: an effect or a state a receiver applies later than that after it answers (a worker, a queue) "
-           "reads as missing here; certify this scenario alone (hookproof certify thin-event --seed 7) to tell late from lost")
+           "reads as missing here; certify this scenario alone (hookproof certify thin-event --seed 7) "
+           "with a fresh database, not the one this run kept, which already holds its business keys, to tell late "
+           "from lost")
 
 
 @pytest.mark.parametrize(("check_id", "message", "expected"), [

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
 from hookproof.scenarios.report_views import REPORT_META_KEY
-from hookproof.scenarios.runner import Runner, answered_valid, receiver_down
+from hookproof.scenarios.runner import Runner, answered_valid, only_auth_refused, receiver_down, refused_valid
 from hookproof.simulator.delivery import Attempt, History, Outcome, Target
 from hookproof.simulator.delivery.history import Completion
 from hookproof.simulator.profiles import get_profile
@@ -136,6 +137,52 @@ def test_answered_valid_is_what_keeps_a_receiver_from_being_called_down() -> Non
     for outcome in (Outcome.ACKED, Outcome.REJECTED, Outcome.SERVER_ERROR, Outcome.DROPPED):
         up = [*down, attempt(outcome)]
         assert answered_valid(up) and receiver_down(up) is None
+
+
+def _answered(status: int | None, *, valid: bool = True, faults: tuple[str, ...] = ()) -> Attempt:
+    outcome = (Outcome.TIMEOUT if status is None else Outcome.ACKED if status < 300
+               else Outcome.REJECTED if status < 500 else Outcome.SERVER_ERROR)
+    return Attempt(event_id="evt_1", delivery_id="d", attempt=1, business_key="k", object_id=None,
+                   object_version=None, event_type="invoice.paid", faults=faults, valid=valid, sent_at=0.0,
+                   answered_at=0.0, status=status, outcome=outcome, completion=Completion.UNKNOWN, latency_ms=0.0)
+
+
+MUST_ACCEPT = CATALOG["duplicate-sequential"].checks
+
+
+@pytest.mark.parametrize(("statuses", "others", "checks", "stops"), [
+    ((401, 401, 401), (), MUST_ACCEPT, ("401", 3)),
+    ((401, 403, 401, 403), (), MUST_ACCEPT, ("401 or 403", 4)),
+    # forged ones refused, a future-dated one and an oversized one acknowledged or refused: not counted
+    ((401, 401, 401), (_answered(200, valid=False), _answered(413, faults=("oversize",)),
+                       _answered(401, faults=("future-timestamp",))), MUST_ACCEPT, ("401", 3)),
+    ((401, 401), (), MUST_ACCEPT, None),  # too few to say
+    ((401, 401, 401, 200), (), MUST_ACCEPT, None),  # one acknowledged
+    ((401, 401, 401, 400), (), MUST_ACCEPT, None),  # a 400 names a second cause (requests it cannot parse)
+    ((401, 401, 401, None), (), MUST_ACCEPT, None),  # one never answered
+    ((401, 401, 401), (), CATALOG["forged-signature"].checks, None),  # not held to a 2xx
+    ((), tuple(_answered(401, faults=("future-timestamp",)) for _ in range(4)), CATALOG["future-timestamp"].checks,
+     None),  # stricter than Stripe's SDK: an advisory, never a wrong secret
+])
+def test_a_scenario_refused_as_with_a_wrong_secret(statuses: tuple[int | None, ...], others: tuple[Attempt, ...],
+                                                   checks: tuple[str, ...], stops: tuple[str, int] | None) -> None:
+    attempts = [*others, *(_answered(s) for s in statuses)]
+    assert refused_valid(attempts, checks) == stops
+    assert only_auth_refused([_answered(401), _answered(403)]) and not only_auth_refused([])
+    assert not only_auth_refused([_answered(401), _answered(500)])
+
+
+def test_a_run_that_acknowledged_a_valid_delivery_is_never_stopped_for_a_refusal() -> None:
+    """A receiver that acknowledged valid deliveries, then refused every one of a scenario with 403
+    (a firewall throttling a burst, say): no secret is wrong, so nothing stops."""
+    runner = Runner(target=Target(url="http://127.0.0.1:9/"), profile=get_profile("stripe"), secrets=["s"],
+                    observe=lambda: Observation(0.0, (), ()), history=History())
+    scenario = CATALOG["reorder"]
+    refused = [replace(_answered(403), scenario="reorder") for _ in range(3)]
+    assert runner._stop_after(scenario, refused) is not None  # nothing acknowledged yet: as a wrong secret
+    runner.history.record(replace(_answered(200), scenario="duplicate-sequential"))
+    assert runner._stop_after(scenario, refused) is None
+    assert runner._acked_valid
 
 
 #: Scenarios of every overlap class, and one the correct receiver passes and the broken one fails.

@@ -27,7 +27,9 @@ SEED = 4242
 HURRIED = ("; this scenario settled on the window alone ([settle] window_s = 0.3 s), not waiting for what the "
            "receiver owes, because another scenario of this run (duplicate-sequential), which settled before this "
            "one, fell short of it: an effect or a state a receiver applies later than that after it answers (a "
-           "worker, a queue) reads as missing here; certify this scenario alone (hookproof certify reorder --seed 4242) to tell late from lost")
+           "worker, a queue) reads as missing here; certify this scenario alone (hookproof certify reorder --seed 4242) "
+           "with a fresh database, not the one this run kept, which already holds its business keys, to tell late "
+           "from lost")
 
 
 def _certify(tmp_path: Path, scenarios: list[str], **options: float) -> dict[str, tuple[str, list[tuple[str, str]]]]:
