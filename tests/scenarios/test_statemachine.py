@@ -8,6 +8,7 @@ finding; the correct receivers survive the same search (`SEARCH_EXAMPLES`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +349,32 @@ def test_a_search_stopped_while_shrinking_keeps_its_finding(tmp_path: Path, prov
         assert again is not None and "duplicated" in {f.check_id for f in again.findings}
     finally:
         receivers.close()
+
+
+@pytest.mark.parametrize(("budget", "seconds", "tried"), [(3, 60.0, 3), (300, 0.0, 1)])
+def test_hypothesis_s_shrink_stops_at_its_budget(budget: int, seconds: float, tried: int, tmp_path: Path,
+                                                 provider: ServerState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new user's search found a duplicate in 5 s and Hypothesis then shrank it for 275 s:
+    its shrink stops after `SHRINK_EXAMPLES` schedules or `SHRINK_SECONDS`, the finding stands
+    (a whole run, not an interrupted one), its steps are deleted next, and the note says so."""
+    from hookproof.scenarios import statemachine
+
+    monkeypatch.setattr(statemachine, "SHRINK_EXAMPLES", budget)
+    monkeypatch.setattr(statemachine, "SHRINK_SECONDS", seconds)
+    receivers = pool("no_dedupe", tmp_path, provider)
+    heard: list[tuple[int, int]] = []  # (examples, shrunk): the step deletions after it are heard too
+    try:
+        result = explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=20240601, provider_state=provider,
+                         on_example=lambda examples, attempts, shrunk: heard.append((examples, shrunk)))
+    finally:
+        receivers.close()
+    assert result.failure is not None and not result.interrupted
+    assert "duplicated" in {f.check_id for f in result.failure.findings}
+    found = next(examples for examples, shrunk in heard if shrunk) - 1  # the example that found it
+    assert result.examples == found + tried, heard
+    assert result.error is not None and re.fullmatch(
+        rf"Hypothesis's shrink stopped after {tried} smaller schedule\(s\) in \d+ s \(at most {budget} or "
+        rf"{seconds:.0f} s\); the schedule's steps were then deleted one at a time", result.error), result.error
 
 
 def test_a_search_stopped_before_any_finding_is_interrupted(tmp_path: Path, provider: ServerState) -> None:
