@@ -811,12 +811,13 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, *uncovered))
-    unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
+    stopped = any((s.reason or "").startswith("not run:") for s in probed.scenarios)  # nothing after a down receiver
+    # a partial or stopped run's scenarios that would have walked a kind were not run, not silent on it
+    unwalked = unwalked_states_note(config, walked) if walked is not None and not (report.partial or stopped) else None
     if unwalked is not None:  # a state query the run read and compared with nothing
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, unwalked))
-    stopped = any((s.reason or "").startswith("not run:") for s in probed.scenarios)  # nothing after a down receiver
     unsent = certify_unsent_note(config, history_path,  # a partial or stopped run never sent every type it meant to
                                  whole=not (scenarios or config.run.scenarios or probed.partial or stopped))
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
