@@ -424,9 +424,12 @@ def test_the_paddle_twin_claiming_notification_ids_is_found_by_a_replayed_window
 
     target = ExploreTarget(profile=get_profile("paddle"), secrets=(secret,), open=open_,
                            describe="in-process paddle_billing claiming notification_id", settle_window_s=0.02)
-    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
-                for seed in (1, 3, 7)]
-    found = [f for f in failures if f is not None]
+    found = []
+    for seed in (1, 3, 7):  # one finding is the test: the searches after it would only take time
+        failure = explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+        if failure is not None:
+            found.append(failure)
+            break
     assert found, "the notification_id twin passed three searches"
     for failure in found:
         assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
