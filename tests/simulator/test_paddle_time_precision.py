@@ -124,6 +124,9 @@ def test_every_time_parses_with_the_sdk_and_fromisoformat() -> None:
 ])
 def test_a_fixed_six_digit_parser_fails_certify(tmp_path: Path, module: str, failed: dict[str, list[str]]) -> None:
     cfg = config_of("paddle_billing", module, tmp_path)
+    # the transactions' completions alone: a crashing receiver's every delivery is retried on Paddle's
+    # live schedule (61 attempts), so the whole story took two minutes
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"enabled_events": ["transaction.completed"]})})
     report = certify(cfg, scenarios=["duplicate-sequential"], out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
