@@ -312,7 +312,7 @@ class Runner:
         wrong signing secret does (`refused_valid`). (the note's cause, the not-run scenarios'
         reason, what to do) or None. Called once per scenario, as it ends."""
         if not self._acked_valid:  # the run's so far, those beside `scenario` too (once true, never read again)
-            self._acked_valid = any(a.valid and a.outcome.value == "acked" for a in self.history.attempts())
+            self._acked_valid = any(a.valid and a.outcome is Outcome.ACKED for a in self.history.attempts())
         if self.keep_going or scenario.tier == "chaos":
             return None
         if (down := receiver_down(attempts)) is not None:
