@@ -227,6 +227,9 @@ class Runner:
     _walked: set[str] = field(default_factory=set, init=False, repr=False)
     #: some scenario of this run that ended had a valid delivery acknowledged (`_stop_after`)
     _acked_valid: bool = field(default=False, init=False, repr=False)
+    #: the scenarios whose deliveries stopped early, every valid one refused as a wrong secret's
+    #: (`_refused_so_far`): the events sent, the events planned, the statuses (``"401"``)
+    _cut: dict[str, tuple[int, int, str]] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def walked_kinds(self) -> frozenset[str]:
@@ -275,6 +278,7 @@ class Runner:
         self._documents.clear()
         self._claimed.clear()  # what this run's scenarios send (`_leftovers`)
         self._acked_valid = False
+        self._cut.clear()
         self._stopping.clear()
         try:
             if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
@@ -322,10 +326,26 @@ class Runner:
         if refused is None:
             return None
         codes, n = refused
+        cut = (f" (its deliveries stopped after {sent} of its {planned} events)"
+               if (counts := self._cut.get(scenario.id)) is not None and (sent := counts[0]) < (planned := counts[1])
+               else "")
         return (f"every valid delivery of {scenario.id} was refused with {codes} ({n} attempt(s)) and none was "
-                "acknowledged, as with a wrong signing secret",
+                f"acknowledged, as with a wrong signing secret{cut}",
                 f"not run: every valid delivery of {scenario.id} was refused with {codes}",
                 ": fix the secret and run certify again")
+
+    def _refused_so_far(self, scenario: Scenario) -> str | None:
+        """The statuses (``"401"``, ``"401 or 403"``) when `scenario`'s deliveries should stop before its next step (`_deliver`): the
+        stop `_stop_after` would make once it ended holds already, every valid attempt so far
+        refused with 401 or 403 (`refused_valid`: at least `REFUSED_AT_LEAST`, each step's
+        retries used up) and nothing of the run acknowledged; its other events would only be
+        refused the same way, each through the provider's whole retry schedule (Paddle's: 61
+        attempts); else None. Never with `keep_going` or in a chaos scenario."""
+        if self.keep_going or scenario.tier == "chaos" or self._acked_valid:
+            return None
+        if (refused := refused_valid(self.history.attempts(scenario.id), scenario.checks)) is None:
+            return None
+        return None if any(a.valid and a.outcome is Outcome.ACKED for a in self.history.attempts()) else refused[0]
 
     def _not_run_after(self, stop: tuple[str, str, str], never: Sequence[Scenario]) -> list[ScenarioReport]:
         """Note why the scenarios `never` were not run (`_stop_after`'s `stop`); their reports, unknown."""
@@ -702,6 +722,11 @@ class Runner:
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
         if plan.note is not None and verdict != "not_applicable":  # a half of its story that did not apply
             reason = "; ".join(r for r in (reason, plan.note) if r)
+        if (cut := self._cut.get(scenario.id)) is not None and cut[0] < cut[1]:
+            reason = "; ".join(r for r in (reason, f"its deliveries stopped after {cut[0]} of its {cut[1]} events: "
+                                                   f"every valid one was refused with {cut[2]} through the provider's "
+                                                   "whole retry schedule, as with a wrong signing secret")
+                               if r)
         report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
             checks=tuple(views.check_view(c) for c in checks),
@@ -866,6 +891,8 @@ class Runner:
         in_turn = sum(len(planned.steps) for planned in schedules)  # each waits out its schedule before the next
 
         holds: Any = self.server_state.holds if self.server_state is not None else None  # type: ignore[attr-defined]
+        planned_events = {e.id for phase in plan.phases for e in phase.events}
+        sent: dict[str, None] = {}  # the events whose steps were sent, in order
 
         async def send(phase: Phase, planned: Schedule) -> None:
             async with Dispatcher(target, self.profile, self.secrets, self.history,
@@ -879,10 +906,23 @@ class Runner:
                     if self.server_state is not None:
                         clock.advance(plan.world, (x.event for x in step.deliveries))
                     await d.run(Schedule((step,), planned.plan), race=phase.race)
+                    sent.update((x.event.id, None) for x in step.deliveries)
+                    if plan.held_fetch is None and (codes := self._refused_so_far(scenario)) is not None:
+                        self._cut[scenario.id] = (len(sent.keys() & planned_events), len(planned_events), codes)
+                        raise _CutShort
 
         async def go() -> None:
+            try:
+                await phases()
+            except _CutShort:  # the phase under way sent the events of its steps sent
+                events.extend(e for e in cutting if e.id in sent)
+
+        cutting: list[Event] = []  # the events of the phase under way
+
+        async def phases() -> None:
             held: asyncio.Task[None] | None = None  # a phase whose fetch's answer is held, still in flight
             for phase, planned in zip(plan.phases, schedules):
+                cutting[:] = phase.events
                 self._hook(phase.before, scenario)
                 if phase.failed_only:
                     delivered = {a.event_id for a in self.history.attempts(scenario.id) if a.outcome is Outcome.ACKED}
@@ -1215,6 +1255,10 @@ def receiver_down(attempts: Sequence[Attempt]) -> str | None:
     timeouts = sum(a.outcome.value == "timeout" for a in valid)
     return (f"all {len(valid)} valid attempt(s) failed: {timeouts} timed out, "
             f"{len(valid) - timeouts} could not connect")
+
+
+class _CutShort(Exception):
+    """A scenario's deliveries stop before its next step (`Runner._refused_so_far`)."""
 
 
 def _not_run(scenario: Scenario, reason: str) -> ScenarioReport:

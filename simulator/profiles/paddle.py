@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
@@ -80,7 +80,7 @@ class PaddleProfile(Profile):
     Delivery contract: 200 within 5 s (any 2xx is treated as success here; the docs
     say "HTTP 200" [?]); live: 60 retries over 3 days with exponential backoff, the
     intervals are not published (see `_live_schedule`); sandbox: 3 retries within
-    15 minutes [2ND] (`sandbox_retry_schedule_s`).
+    15 minutes [2ND], not played: every environment gets the live schedule (the README).
     """
 
     name = "paddle"
@@ -111,7 +111,6 @@ class PaddleProfile(Profile):
                         "@paddle/paddle-node-sdk's WebhooksValidator (3.x) compares only the last h1 of the header, "
                         "while paddle-python-sdk's Verifier accepts any, so a receiver on the Node SDK refuses "
                         "every delivery of a rotation in which Paddle lists its secret's signature before another")
-    sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
     # the Node SDK (@paddle/paddle-node-sdk WebhooksValidator: `now > (ts + 5) * 1000` only) accepts a
     # future ts; the Python SDK's Verifier also refuses `ts - 5 > now`: refusing one is not required
     tolerance = Tolerance(past_s=5.0, future_s=None)

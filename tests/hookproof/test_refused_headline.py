@@ -10,6 +10,7 @@ gets none; nor does the correct receiver with the right secret."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from hookproof.cli import app as cli
 from hookproof.headline import HEADLINE_PREFIX, refused_headline, secret_sources
 from hookproof.receivers.profiles import SignatureError, StripeVerifier
 from hookproof.reports.model import AttemptView, RunReport, ScenarioReport
+from hookproof.simulator.profiles.registry import get_profile
 
 SECRET = "whsec_headline_receivers_own_secret"
 WRONG = "whsec_headline_not_the_receivers_one"
@@ -475,15 +477,17 @@ def _certify_http(tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch,
 
 
 STOPPED = ("every valid delivery of duplicate-sequential was refused with 401 ({n} attempt(s)) and none was "
-           "acknowledged, as with a wrong signing secret; the {rest} scenario(s) after it were not run: fix the "
+           "acknowledged, as with a wrong signing secret (its deliveries stopped after 1 of its {events} events); "
+           "the {rest} scenario(s) after it were not run: fix the "
            "secret and run certify again (--keep-going runs them anyway)")
 
 
 def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole catalog against a receiver verifying with another secret: the first scenario
-    shows every valid delivery refused with 401, so no other starts (none was under way: the
-    first runs alone while every answer is a 401); one line says so, beside the headline."""
+    """The whole catalog against a receiver verifying with another secret: the first scenario's
+    first event is refused with 401 through Stripe's whole retry schedule, so its other events are
+    not sent and no other scenario starts (none was under way: the first runs alone while every
+    answer is a 401); one line says so, beside the headline, and the first scenario's reason."""
     from hookproof.scenarios.catalog import CATALOG
 
     result, report = _certify_http(tmp_path, WRONG, monkeypatch)
@@ -497,7 +501,13 @@ def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
     assert all(not s["attempts"] for s in rest)
     valid = [a for a in first["attempts"] if a["valid"]]
     assert valid and {a["status"] for a in valid} == {401}
-    line = STOPPED.format(n=len(valid), rest=len(rest))
+    assert len({a["event_id"] for a in first["attempts"]}) == 1  # one event, its 11 attempts: Stripe's schedule
+    assert len(valid) == 1 + len(get_profile("stripe").retry_schedule_s) == 11
+    said = re.fullmatch(r"its deliveries stopped after 1 of its (\d+) events: .*", first["reason"])
+    assert said is not None and (events := int(said[1])) > 1, first["reason"]
+    assert first["reason"] == (f"its deliveries stopped after 1 of its {events} events: every valid one was refused "
+                               "with 401 through the provider's whole retry schedule, as with a wrong signing secret")
+    line = STOPPED.format(n=len(valid), events=events, rest=len(rest))
     assert report["notes"][0] == HEADLINE.format(n=len(valid)) and line in report["notes"]
     assert output_once(result.output, HEADLINE.format(n=len(valid))) and output_once(result.output, f"note: {line}")
     assert not any("never sent" in n for n in report["notes"]), report["notes"]  # the rest were not run, not unsent
@@ -519,3 +529,27 @@ def test_a_receiver_refusing_one_scenario_legitimately_is_not_stopped(tmp_path: 
         assert by_id[sid]["attempts"] and {a["status"] for a in by_id[sid]["attempts"] if a["valid"]} == {200}
     assert not any("not run" in (s.get("reason") or "") for s in report["scenarios"])
     assert not any("were not run" in n for n in report["notes"]) and "were not run" not in result.output
+
+
+def test_a_wrong_secret_stops_a_paddle_run_inside_its_first_scenario(tmp_path: Path) -> None:
+    """The Paddle reference receiver, every Paddle type enabled, verifying with another secret:
+    Paddle's live schedule retries each delivery 60 times, and its first scenario's every event
+    through it took over 5 minutes before the run stopped. Its deliveries now stop once the first
+    event has used up its retries, all refused with 401; the rest are not run."""
+    from hookproof.certify import certify
+    from tests.examples.test_provider_receivers import config
+
+    cfg = config("paddle_billing", tmp_path)
+    assert cfg.target.start is not None
+    other = "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_" + "f" * 32  # the receiver's; hookproof signs with its own
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": cfg.target.start.model_copy(
+        update={"env": {**cfg.target.start.env, "WEBHOOK_SECRET": other}})})})
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    first, *rest = report.scenarios
+    assert first.verdict == "fail" and {f.check_id for f in first.findings} >= {"valid_not_rejected"}
+    assert len({a.event_id for a in first.attempts}) == 1
+    assert [a.status for a in first.attempts] == [401] * (1 + len(get_profile("paddle").retry_schedule_s)) \
+        == [401] * 61
+    assert first.reason is not None and first.reason.startswith("its deliveries stopped after 1 of its ")
+    assert rest and {(s.verdict, s.reason) for s in rest} == {
+        ("unknown", f"not run: every valid delivery of {first.id} was refused with 401")}
