@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 a finding or a failed delivery; 2 a usage or config err
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Annotated, Any
 
@@ -42,6 +43,21 @@ def _root(
 from hookproof.commands import register_all  # noqa: E402
 
 register_all(app)
+
+
+def _reflowed(doc: str) -> str:
+    """A command's docstring as its help: each prose paragraph one line, which the terminal
+    wraps at its own width (Typer's rich help keeps the source's line breaks, so a paragraph
+    broke mid-sentence at the source's column); a paragraph opening with ``\\b`` or holding an
+    indented line (an example command) is kept as written."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") or any(line[:1].isspace() for line in p.splitlines())
+                       else " ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+for _command in app.registered_commands:
+    if (_doc := _command.help or inspect.getdoc(_command.callback)) is not None:
+        _command.help = _reflowed(_doc)
 
 
 def _history_default(argv: list[str]) -> list[str]:

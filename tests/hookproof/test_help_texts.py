@@ -58,3 +58,26 @@ def test_serve_help_says_which_world_it_serves() -> None:
     assert ("Mercado Pago's, Paddle's, Shopify's and GitHub's routes answer too, but hold no objects here: their "
             "worlds are served while certify, explore and storm run, and by send --serve-api.") in text
     assert "Mercado Pago shapes" not in text
+
+
+def test_each_help_paragraph_wraps_at_the_terminal_not_at_the_source() -> None:
+    """Typer's rich help kept a docstring's line breaks: at 100 columns explore's second
+    paragraph broke after "run.max_duration_s," and "and a", mid-sentence. Each prose paragraph
+    of every command is one line now, which the terminal wraps; storm's example commands keep
+    their lines."""
+    import os
+
+    from typer.testing import CliRunner
+
+    wide = {**os.environ, "COLUMNS": "400"}
+    result = CliRunner().invoke(app, ["explore", "--help"], env=wide)
+    assert result.exit_code == 0
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert ("The whole run is bounded by --max-duration (default: the config's run.max_duration_s, 15 minutes), as "
+            "certify's: then the search stops, the receiver is stopped, and a partial report says why; the exit code "
+            "is 1.") in lines
+    storm = [line.strip() for line in CliRunner().invoke(app, ["storm", "--help"], env=wide).output.splitlines()]
+    assert "hookproof storm-worker --master-host 10.0.0.1                      # on 10.0.0.2 and 10.0.0.3" in storm
+    for command in app.registered_commands:  # no prose paragraph keeps a line break
+        for paragraph in (command.help or "").split("\n\n")[1:]:
+            assert "\n" not in paragraph or any(line[:1].isspace() for line in paragraph.splitlines()), paragraph
