@@ -768,3 +768,40 @@ def test_the_refund_counter_example_subtracts_each_refund_s_own_amount(tmp_path:
     w.refund(charge, 500)
     refunds = [e for e in w.events if e.type == "charge.refunded"]
     assert [mapping.counter_of(e) for e in refunds] == [(customer, -300), (customer, -500)]
+
+
+@pytest.mark.slow
+def test_the_paddle_config_certifies_the_reference_receiver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's paddle.toml, as written (a free port, this interpreter, the receiver imported
+    from the repository): three scenarios pass, `reorder` comparing the subscription query; the
+    receiver's effects are Paddle's five default keys."""
+    from hookproof.certify import certify
+    from hookproof.config import load_config
+
+    (toml,) = re.findall(r"```toml paddle\.toml\n(.*?)```", README, flags=re.S)
+    port = str(free_port())
+    toml = toml.replace("8767", port).replace('command = "python ', f'command = "{sys.executable} ')
+    toml = toml.replace("env = { PORT", f'env = {{ PYTHONPATH = "{ROOT}", PORT', 1)
+    (tmp_path / "paddle.toml").write_text(toml, encoding="utf-8")
+    monkeypatch.setenv("PADDLE_WEBHOOK_SECRET", "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_readme0000000000000000000000000")
+    config = load_config(tmp_path / "paddle.toml")
+    assert config.observer.state_kinds == {"subscription", "adjustment", "customer"}
+    report = certify(config, scenarios=["duplicate-sequential", "reorder", "older-after-newer-redelivery"],
+                     out_dir=tmp_path / "out").report
+    assert [(s.id, s.verdict) for s in report.scenarios] == [
+        ("duplicate-sequential", "pass"), ("reorder", "pass"), ("older-after-newer-redelivery", "pass")], \
+        [(s.id, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    stale = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
+    assert stale == {"reorder": 1}  # its subscription, walked through every status in reverse
+    with sqlite3.connect(tmp_path / "paddle.sqlite") as db:  # the receiver's, beside the config
+        prefixes = {key.split(":")[0] for (key,) in db.execute("SELECT business_key FROM effects")}
+    assert prefixes == {"fulfil", "provision", "dunning", "deprovision", "refund"}
+    # the paragraph after it: a team's own activation key and a counter, over fields Paddle sends
+    (advice,) = re.findall(r"`hookproof.toml` above does\.", README)
+    own = toml.replace('effects = "SELECT', 'counter = "SELECT customer AS key, total AS amount FROM totals"\n'
+                       'effects = "SELECT', 1) + (
+        '\n[business_keys]\n"subscription.activated" = "provision:{data.id}:{data.current_billing_period.starts_at}"\n'
+        '\n[counters."transaction.completed"]\nkey = "{data.customer_id}"\namount = "data.details.totals.grand_total"\n')
+    (tmp_path / "own.toml").write_text(own, encoding="utf-8")
+    keyed = load_config(tmp_path / "own.toml")  # its templates checked on a sample story's events
+    assert list(keyed.business_keys) == ["subscription.activated"] and list(keyed.counters) == ["transaction.completed"]
