@@ -83,7 +83,8 @@ class Failure:
 
     `event_types` are the world's types (what a schedule file records), `event_names` the
     same events in the profile's own names (empty: the world's), `event_ids` their ids
-    (to place each attempt), `marks` the (events emitted, attempts made) after each step.
+    (to place each attempt), `marks` the (events emitted, attempts made) after each step,
+    `unsent` the indices of the events the endpoint is not sent.
     """
 
     seed: int
@@ -95,6 +96,9 @@ class Failure:
     event_names: list[str] = field(default_factory=list)
     event_ids: list[str] = field(default_factory=list)
     marks: list[tuple[int, int]] = field(default_factory=list)
+    #: the events the world made that the endpoint is not sent (a type its `enabled_events`
+    #: leaves out): a step may still make them, moving an object the next event carries
+    unsent: frozenset[int] = frozenset()
 
     @property
     def names(self) -> list[str]:
@@ -125,6 +129,10 @@ class FindingError(AssertionError):
         lines.append("schedule:")
         lines += ["  " + line for line in format_steps(failure.steps, failure.event_types)]
         super().__init__("\n".join(lines))
+
+
+#: After an event a step made that the endpoint is not sent (`Failure.unsent`).
+UNSENT_MARK = " (not sent: not in enabled_events)"
 
 
 def format_step(step: Step, event_types: Sequence[str]) -> str:
@@ -180,7 +188,8 @@ def _sent(attempts: Sequence[Attempt], index: Mapping[str, int], names: Sequence
 
 def schedule_lines(failure: Failure) -> list[str]:
     """The shrunk schedule as explore prints it: one numbered line per step in the profile's
-    event names, each with what it made or sent (an emit's events, a delivery's
+    event names, each with what it made or sent (an emit's events, those the endpoint is not
+    sent marked so, a delivery's
     completions in the order they went out), then the teardown with the events it
     delivered, in the order they went out (no teardown line when the finding came after the
     last step: the teardown did not run). Without the session's `marks` (a Failure built
@@ -195,7 +204,8 @@ def schedule_lines(failure: Failure) -> list[str]:
     for number, (step, (events_after, attempts_after)) in enumerate(zip(failure.steps, failure.marks), 1):
         text = format_step(step, names)
         if step.op == "emit":
-            made = [f"#{i} {names[i]}" for i in range(events_before, min(events_after, len(names)))]
+            made = [f"#{i} {names[i]}" + (UNSENT_MARK if i in failure.unsent else "")
+                    for i in range(events_before, min(events_after, len(names)))]
             text += " -> " + (", ".join(made) or "no events")
         elif step.op in DELIVERY_OPS:
             sent = _sent(ordered[attempts_before:attempts_after], index, names,

@@ -23,7 +23,14 @@ from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
-from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
+from hookproof.scenarios.schedules import (
+    CLOCK_START_US,
+    CLOCK_STEP_US,
+    UNSENT_MARK,
+    Failure,
+    Step,
+    attempt_outcome,
+)
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.small_pass import expectations_and_index
 from hookproof.scenarios.state_fields import stated
@@ -375,7 +382,9 @@ class Session:
             self.ops.apply(self.world, step.action or "", step.object)
             self._emitted(start)
             names = self.explore.profile.event_types()
-            note = ", ".join(f"#{start + i} {names.get(e.type, e.type)}"
+            made = len(self.world.events) - start  # its sendable ones are the last of `sendable`, if any
+            sendable = {i for i in self.sendable[-made:] if i >= start} if made else set()
+            note = ", ".join(f"#{start + i} {names.get(e.type, e.type)}" + ("" if start + i in sendable else UNSENT_MARK)
                              for i, e in enumerate(self.world.events[start:])) or "no events"
         elif step.op == "advance_clock":
             self.world.advance(int(step.seconds or 1))
@@ -594,7 +603,7 @@ class Session:
             return None
         return Failure(self.seed, list(self.steps), self.event_types, checks, self.history.attempts(), phase,
                        event_names=self.event_names, event_ids=self._wire_ids(),
-                       marks=list(self.marks))
+                       marks=list(self.marks), unsent=frozenset(range(len(self.event_types))) - set(self.sendable))
 
     def _wire_ids(self) -> list[str]:
         """Each event's id as its attempts record it (the profile's: a ``msg_…`` under

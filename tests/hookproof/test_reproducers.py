@@ -176,3 +176,26 @@ def test_a_missing_config_names_the_init_that_writes_it(tmp_path: Path, given: s
     run = run_hookproof("certify", "-c", given, cwd=tmp_path, timeout_s=60)
     assert (run.returncode, run.stdout) == (2, ""), run
     assert run.stderr.splitlines() == [f"hookproof: no config file {given} (write one with '{hint}')"]
+
+
+def test_a_schedule_marks_the_events_the_endpoint_is_not_sent(tmp_path: Path) -> None:
+    """A step may make events of types the config's `enabled_events` leaves out: the world
+    moves its objects, but nothing of them is delivered. The replay's line, and the shrunk
+    schedule's from the same session, mark them, so no one looks for their attempts."""
+    schedule = tmp_path / "s.json"
+    schedule.write_text(json.dumps({"format": "hookproof-schedule/1", "seed": 5, "profile": "stripe", "events": [],
+                                    "steps": [{"op": "emit", "action": "pay"}, {"op": "deliver", "event": 1}]}),
+                        encoding="utf-8")
+    text = config_text("inbox_sync").replace(
+        'profile = "stripe"\n', 'profile = "stripe"\nenabled_events = ["payment_intent.succeeded", "charge.succeeded"]\n')
+    (tmp_path / "hookproof.toml").write_text(text, encoding="utf-8")
+    run = run_hookproof("replay", "s.json", cwd=tmp_path, timeout_s=120)
+    assert run.returncode == 0, run
+    assert run.stdout.splitlines()[1:3] == [
+        " 1. emit pay -> #0 customer.created (not sent: not in enabled_events), #1 payment_intent.succeeded, "
+        "#2 charge.succeeded",
+        " 2. deliver #1 payment_intent.succeeded -> acked 200"]
+    failure = Failure(5, [Step("emit", action="pay")], ["customer.created", "payment_intent.succeeded"], [], [],
+                      "step", event_ids=["m0", "m1"], marks=[(2, 0)], unsent=frozenset({0}))
+    assert schedule_lines(failure) == [
+        " 1. emit pay -> #0 customer.created (not sent: not in enabled_events), #1 payment_intent.succeeded"]
