@@ -262,8 +262,13 @@ class PaddleWorld(RecordWorld):
         ``current_billing_period`` is kept: "Paddle retains the billing period against the
         subscription when you pause" (developer.paddle.com/changelog/2024/
         resume-subscription-billing-period-options; the example, older, shows it null), and a
-        resume starts a new one (that page: ``on_resume`` "defaults to start_new_billing_period")."""
+        resume starts a new one (that page: ``on_resume`` "defaults to start_new_billing_period").
+        Raises WorldError unless it is ``active`` or ``trialing`` (a past-due one's pause, which
+        cancels its past-due transactions, is not modelled)."""
         current = self._typed(sub, "subscription")
+        if current["status"] not in ("active", "trialing"):
+            raise WorldError(f"subscription {sub} is {current['status']}: only an active or trialing one is paused "
+                             "here", object_id=sub)
         if current["status"] == "trialing":
             self._schedule(sub, "pause")
         at = ps.iso_ns(self._tick())

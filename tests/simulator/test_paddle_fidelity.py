@@ -622,6 +622,23 @@ def test_a_pause_makes_the_items_inactive_and_a_resume_bills_a_new_period() -> N
     agree(Subscription.from_dict(resumed), resumed, "subscription.resumed")
 
 
+def test_only_an_active_or_trialing_subscription_is_paused() -> None:
+    """A paused subscription paused again, or a canceled one, raised nothing and emitted a second
+    ``subscription.paused`` (only explore's operations guarded it); a past-due one's pause is not
+    modelled. Each is a WorldError naming the status, and nothing is emitted."""
+    world = PaddleWorld(8)
+    sub = world.subscribe()
+    world.pause(sub)
+    count = len(world.events)
+    with pytest.raises(WorldError, match=f"subscription {sub} is paused: only an active or trialing one is paused"):
+        world.pause(sub)
+    world.resume(sub)
+    world.cancel(sub)
+    with pytest.raises(WorldError, match="is canceled: only an active or trialing one"):
+        world.pause(sub)
+    assert [e.type for e in world.events[count:]].count("subscription.paused") == 0
+
+
 def test_a_trial_is_billed_nothing_until_its_end() -> None:
     """paddle-node-sdk's ``subscription-trialing.mock.ts``: ``first_billed_at`` null and the items'
     ``previously_billed_at`` null while trialing (the subscription entity: ``first_billed_at`` "may be
