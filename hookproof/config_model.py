@@ -70,6 +70,14 @@ def github_event_actions(names: list[str]) -> list[str]:
     return out
 
 
+def stripe_api_version(v: str) -> str:
+    """`v` when it is written as a Stripe API version (``YYYY-MM-DD`` with an optional release
+    name, ``2025-03-31.basil``); raises ValueError saying what it must be."""
+    if not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
+        raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
+    return v
+
+
 class TargetConfig(StrictModel):
     """The receiver under test and how it is held to the provider's contract."""
 
@@ -185,9 +193,7 @@ class TargetConfig(StrictModel):
             return v
         if profile not in (None, "stripe"):
             return v  # `_one_target` says the profile has no API versions
-        if not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
-            raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
-        return v
+        return stripe_api_version(v)
 
     @field_validator("enabled_events")
     @classmethod

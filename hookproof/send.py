@@ -37,6 +37,7 @@ class SendOptions:
     api_key: str = DEFAULT_API_KEY  # the key the served provider API accepts
     account: str | None = None  # the provider account the events come from (`target.account`)
     checkout_mode: str | None = None  # the mode of the Checkout Session a checkout.session.* event comes from
+    api_version: str | None = None  # the Stripe API version the events are rendered at (None: the latest modelled)
 
 
 #: Seconds the provider API `send --serve-api` starts stays up after the last attempt, for a
@@ -203,7 +204,7 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
 
     def make(start_us: int) -> AnyWorld:
         return new_world(options.profile.world, world_seed, livemode=options.live, account=options.account or None,
-                         start_us=start_us)
+                         start_us=start_us, **({"api_version": options.api_version} if options.api_version else {}))
 
     def tell(world: AnyWorld) -> list[Event]:
         return emit_events(world, stripe_type, options.objects, checkout_mode=options.checkout_mode)

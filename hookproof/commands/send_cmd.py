@@ -27,16 +27,17 @@ SENDS = "signed events with their copies and retries"
 
 
 def _target_defaults(config: str | None, url: str | None, secret: list[str] | None,
-                     live: bool) -> tuple[str, list[str], str | None, bool]:
-    """(url, secrets, account, live) of a send: the flags, else the ``--config``'s target
-    (``url``, ``secret``, ``account``, ``environment``). Raises UsageError naming the flag
-    that is missing, or ConfigError for a config that cannot be read."""
+                     live: bool) -> tuple[str, list[str], str | None, bool, str | None]:
+    """(url, secrets, account, live, Stripe API version) of a send: the flags, else the
+    ``--config``'s target (``url``, ``secret``, ``account``, ``environment``, ``api_version``).
+    Raises UsageError naming the flag that is missing, or ConfigError for a config that cannot
+    be read."""
     from hookproof.errors import UsageError
 
     if config is None:
         if url is None or not secret:
             raise UsageError(f"{'--url' if url is None else '--secret'}: missing (give it, or --config with a [target])")
-        return url, [read_secret(s) for s in secret], None, live
+        return url, [read_secret(s) for s in secret], None, live, None
     from hookproof.config import load_config
 
     cfg = load_config(config)
@@ -49,7 +50,8 @@ def _target_defaults(config: str | None, url: str | None, secret: list[str] | No
                              "the receiver; give the receiver's URL with --url")
         url = target.url
     values = [read_secret(s) for s in secret] if secret else target.secrets(cfg.base_dir)
-    return url, values, target.account, live or target.environment == "live"
+    version = target.api_version if target.profile == "stripe" else None  # Shopify's one version is its bodies'
+    return url, values, target.account, live or target.environment == "live", version
 
 
 def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str | None, profile: str,
@@ -74,6 +76,32 @@ def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str |
     profile_setting = "--profile" if profile_given or config is None else "target.profile"
     return status_headline(statuses, sources, profile, quote=first_answer(attempts), setting=setting,
                            profile_setting=profile_setting)
+
+
+def _api_version(value: str, profile: str) -> str:
+    """``--api-version``'s `value` for a send under `profile`; raises UsageError naming the flag:
+    only the stripe profile's events have versions, written ``YYYY-MM-DD[.name]``."""
+    from hookproof.config_model import stripe_api_version
+    from hookproof.errors import UsageError
+
+    if profile != "stripe":
+        raise UsageError(f"--api-version: only the stripe profile's events have API versions, not {profile}'s")
+    try:
+        return stripe_api_version(value)
+    except ValueError as exc:
+        raise UsageError(f"--api-version: {exc}") from None
+
+
+def _later_note(version: str) -> str | None:
+    """The note of a send pinned to a Stripe API version later than the latest hookproof models
+    (`stripe_versions.unmodelled`), as certify's ``unsent.unmodelled_version_note`` says it; else None."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+    from hookproof.simulator.profiles.stripe_versions import unmodelled
+
+    if not unmodelled(version):
+        return None
+    return (f"API version {version} is later than {LATEST_API_VERSION}, the latest Stripe API version hookproof "
+            f"models: the events say \"api_version\": \"{version}\" but carry {LATEST_API_VERSION}'s shapes")
 
 
 def _with_secret_encoding(prof: Any, encoding: str) -> Any:
@@ -118,7 +146,8 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts): each event type gets its own world of it.")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
-        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix); its target's url, secret, account and environment are the defaults.")] = None,
+        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix); its target's url, secret, account, environment and api_version are the defaults.")] = None,
+        api_version: Annotated[Optional[str], typer.Option("--api-version", help="stripe: the API version the endpoint is pinned to (2024-06-20, 2025-03-31.basil): the events take that version's shapes, as certify's target.api_version (default: the --config's, else the latest hookproof models).", show_default=False)] = None,
         serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's provider.api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
@@ -149,13 +178,18 @@ def register(app: typer.Typer) -> None:
             if secret_encoding is not None:
                 prof = _with_secret_encoding(prof, secret_encoding)
             field = "--url" if url is not None else "target.url"
-            url, secret_values, account, live = _target_defaults(config, url, secret, live)
+            url, secret_values, account, live, pinned = _target_defaults(config, url, secret, live)
             check_loopback_url(url, allow_remote, field=field, command="send", sends=SENDS)
+            if api_version is not None:
+                pinned = _api_version(api_version, prof.name)
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
                 max_duration_s=limit_s, serve_api_port=serve_api, account=account, checkout_mode=checkout_mode,
+                api_version=pinned,
             )
+            if pinned is not None and (later := _later_note(pinned)) is not None:
+                err_console.print(f"send: {later}", markup=False, soft_wrap=True)
             if api_key is not None:
                 options = dataclasses.replace(options, api_key=read_secret(api_key, "--api-key"))
             history = History()

@@ -114,3 +114,54 @@ def test_two_sends_of_one_seed_never_give_two_event_types_one_event_id(
                                                  "transaction.completed"]
     ids = [b["event_id"] for b in bodies]
     assert ids[0] != ids[1] and ids[0] == ids[2]
+
+
+def _cli_send(*args: str) -> Any:
+    """`hookproof send --event invoice.paid --seed 5` with `args`, in process."""
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+
+    return CliRunner().invoke(app, ["send", "--event", "invoice.paid", "--seed", "5", *args])
+
+
+@pytest.mark.parametrize("how", ["config", "flag", "flag over config"])
+def test_send_renders_the_endpoint_s_api_version(receiver: tuple[str, list[dict[str, Any]]], tmp_path: Any,
+                                                 how: str) -> None:
+    """`send --config` ignored `target.api_version`: an endpoint pinned to 2024-06-20 was sent
+    the latest shapes (the invoice's subscription under ``parent``), which certify never sends
+    it. The config's version, or ``--api-version``, now shapes the events as certify's do."""
+    url, bodies = receiver
+    config = tmp_path / "hookproof.toml"
+    pinned = "2025-03-31.basil" if how == "flag over config" else "2024-06-20"
+    config.write_text(f'[target]\nurl = "{url}"\nprofile = "stripe"\nsecret = "whsec_send_version"\n'
+                      f'api_version = "{pinned}"\n', encoding="utf-8")
+    args = ["--config", str(config)] if how != "flag" else ["--url", url, "--secret", "whsec_send_version"]
+    if how != "config":
+        args += ["--api-version", "2024-06-20"]
+    result = _cli_send(*args)
+    assert result.exit_code == 0, result.output
+    (body,) = bodies
+    invoice = body["data"]["object"]
+    assert body["api_version"] == "2024-06-20"
+    assert invoice["subscription"].startswith("sub_") and "parent" not in invoice  # before basil
+
+
+def test_send_says_an_api_version_later_than_modelled_and_refuses_a_malformed_one(
+        receiver: tuple[str, list[dict[str, Any]]], tmp_path: Any) -> None:
+    from hookproof.simulator.events import LATEST_API_VERSION
+
+    url, bodies = receiver
+    base = ["--url", url, "--secret", "whsec_send_version"]
+    later = _cli_send(*base, "--api-version", "2099-01-01.future")
+    assert later.exit_code == 0, later.output
+    assert (f"send: API version 2099-01-01.future is later than {LATEST_API_VERSION}, the latest Stripe API version "
+            f"hookproof models: the events say \"api_version\": \"2099-01-01.future\" but carry "
+            f"{LATEST_API_VERSION}'s shapes") in " ".join(later.output.split())
+    assert [b["api_version"] for b in bodies] == ["2099-01-01.future"]
+    bad = _cli_send(*base, "--api-version", "banana")
+    assert bad.exit_code == 2 and "--api-version: must be a Stripe API version like 2024-06-20" in bad.output
+    other = _cli_send("--url", url, "--secret", "pdl_ntfset_x", "--profile", "paddle",
+                      "--api-version", "2024-06-20")
+    assert other.exit_code == 2 and "--api-version: only the stripe profile's events have API versions" in other.output
+    assert len(bodies) == 1
