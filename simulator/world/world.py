@@ -782,7 +782,8 @@ class World(RecordReads):
         (docs.stripe.com/billing/subscriptions/build-subscriptions). A trial session
         (`open_checkout`'s `trial`) starts the subscription ``trialing`` with its $0 first invoice
         paid (as `subscribe`'s trials: `_trial_invoice`), and completes ``no_payment_required``,
-        naming that invoice.
+        naming that invoice. A completed session's ``url`` is null (the object's ``url``: "This
+        value is only present when the session is active", docs.stripe.com/api/checkout/sessions/object).
         """
         cs = self._typed(session, "checkout.session")
         if cs["status"] != "open":
@@ -797,8 +798,8 @@ class World(RecordReads):
             trial, sub_metadata = self._session_subscriptions[session]
             sub_id = self._start_subscription(customer, price, trial=trial, quantity=quantity, metadata=sub_metadata)
             sub = self.get(sub_id)
-            self._transition(session, "complete", {
-                "payment_status": "no_payment_required" if trial else "paid", "customer": customer,
+            self._transition(session, "complete", {  # `url`: "only present when the session is active"
+                "url": None, "payment_status": "no_payment_required" if trial else "paid", "customer": customer,
                 "customer_details": details, "subscription": sub_id, "invoice": sub["latest_invoice"]})
             self._emit("checkout.session.completed", session)
             return self.events[start:]
@@ -811,7 +812,7 @@ class World(RecordReads):
         if not asynchronous:
             ch_id = self._charge(customer, cs["amount_total"], cs["currency"], payment_intent=pi_id)
             self._update(pi_id, {"latest_charge": ch_id, "amount_received": cs["amount_total"]})
-        self._transition(session, "complete", {"payment_status": "unpaid" if asynchronous else "paid",
+        self._transition(session, "complete", {"url": None, "payment_status": "unpaid" if asynchronous else "paid",
                                                "payment_intent": pi_id, "customer": customer,
                                                "customer_details": details})
         self._emit_session_payment(session, "checkout.session.completed", pi_id, ch_id)

@@ -372,6 +372,21 @@ def test_a_subscription_mode_session_completes_as_stripe_types_it(world: World) 
     assert seen == {"paid", "no_payment_required"}
 
 
+def test_only_an_open_session_has_a_url(world: World) -> None:
+    """stripe-python's ``checkout.Session.url``: "This value is only present when the session is
+    active": every session event of the world (both modes, paid, delayed, expired) carries its
+    ``url`` while ``open`` alone; a completed session's was still there."""
+    import inspect
+
+    doc = inspect.getsource(stripe.checkout.Session).split("\n    url: Optional[str]\n", 1)[1].split('"""')[1]
+    assert "This value is only present when the session is active" in " ".join(doc.split())
+    sessions = [e.object for e in world.events if e.object_type == "checkout.session"]
+    statuses = {s["status"] for s in sessions}
+    assert {"complete", "expired"} <= statuses and len(sessions) >= 5
+    assert [(s["status"], s["url"] is not None) for s in sessions if (s["url"] is not None) != (s["status"] == "open")] \
+        == []
+
+
 def test_a_subscription_mode_session_a_saas_opens_through_the_sdk_is_provisioned() -> None:
     """A SaaS opens a subscription-mode session with stripe-python (``client_reference_id``, its
     ``subscription_data``); completing it delivers a ``checkout.session.completed`` naming the
