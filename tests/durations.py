@@ -1,6 +1,6 @@
 """How long each test file takes in the parallel pass, and the order the pass starts them in.
 
-`.ci/test`'s parallel pass hands whole files to two pytest-xdist workers (`--dist loadfile`),
+`.ci/test`'s parallel pass hands whole files to three pytest-xdist workers (`--dist loadfile`),
 a file to whichever worker is about to run out. xdist starts the files in the order of the
 workers' collection when `--no-loadscope-reorder` is given (else the files with the most
 tests first, whatever they cost), so `tests/conftest.py` orders the collection, on each
@@ -12,7 +12,7 @@ The table holds, per file, the seconds its tests not marked `serial` took on one
 (set-up, call and teardown together). Regenerate it with the pass itself (or any part of it:
 the files measured replace their own rows; rows of files that no longer exist go)::
 
-    python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:benchmark -m "not serial" \\
+    python -m pytest -n 3 --dist loadfile --no-loadscope-reorder -p no:benchmark -m "not serial" \\
         --record-durations tests/durations.json
 
 A file the table does not know yet is counted as `DEFAULT_TEST_S` per test. ``python -m
@@ -98,7 +98,7 @@ def write(path: Path, table: dict[str, float]) -> None:
                                 "files": rows}, indent=1) + "\n", encoding="utf-8")
 
 
-def schedule(files: Sequence[tuple[str, float, int]], workers: int = 2) -> list[float]:
+def schedule(files: Sequence[tuple[str, float, int]], workers: int = 3) -> list[float]:
     """Each worker's seconds when xdist's loadfile scheduler hands out `files` (name, seconds,
     tests) in this order: each worker starts with one file, and takes the next whenever two or
     fewer of its tests are left to run (xdist's `LoadScopeScheduling._reschedule`), at the
@@ -141,7 +141,7 @@ def collected_counts(args: Iterable[str] = ()) -> Counter[str]:
     return Counter(line.split("::", 1)[0] for line in out.splitlines() if "::" in line)
 
 
-def predict(counts: Counter[str], table: dict[str, float], workers: int = 2) -> dict[str, list[float]]:
+def predict(counts: Counter[str], table: dict[str, float], workers: int = 3) -> dict[str, list[float]]:
     """Each worker's predicted seconds with the table's order and with xdist's own (most tests
     first, `--loadscope-reorder`)."""
     seconds = estimate(table, counts)

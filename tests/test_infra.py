@@ -142,11 +142,11 @@ def test_the_predicted_end_plays_xdists_loadfile_hand_out() -> None:
     from tests.durations import schedule
 
     # big's worker takes y at once and runs it after big; x's takes z when two of x's tests are left
-    assert schedule([("big", 30.0, 1), ("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10)]) == [40.0, 20.0]
-    assert schedule([("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10), ("big", 30.0, 1)]) == [20.0, 40.0]
+    assert schedule([("big", 30.0, 1), ("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10)], workers=2) == [40.0, 20.0]
+    assert schedule([("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10), ("big", 30.0, 1)], workers=2) == [20.0, 40.0]
     # a heavy file handed out last ends the pass late; first, the short ones fill in beside it
-    assert schedule([("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10), ("big", 50.0, 20)]) == [40.0, 70.0]
-    assert schedule([("big", 50.0, 20), ("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10)]) == [50.0, 60.0]
+    assert schedule([("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10), ("big", 50.0, 20)], workers=2) == [40.0, 70.0]
+    assert schedule([("big", 50.0, 20), ("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10)], workers=2) == [50.0, 60.0]
     assert schedule([("a", 6.0, 3), ("b", 6.0, 3), ("c", 6.0, 3)], workers=1) == [18.0]
 
 
