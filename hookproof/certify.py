@@ -38,6 +38,7 @@ from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.runner import Progress, Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.server.served import served_log
+from hookproof.unhandled import unhandled_headline
 
 
 @dataclass(frozen=True)
@@ -827,9 +828,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probed = with_wider_keys_notes(probed, wider_keys_notes(config))
     noted = probed is not report
     report = probed
-    # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)
+    # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret;
+    # else one type's effects never applied, a type the receiver does not handle)
     headline = leftovers_headline(report) or refused_headline(report, secret_sources(config.target.secret),
-                                                              quote=quote, fetched=fetched)
+                                                              quote=quote, fetched=fetched) \
+        or unhandled_headline(report)
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 
