@@ -14,7 +14,8 @@ each such finding and each ``stale`` one of a scenario that settled on the windo
 an earlier one fell short, how to tell late from lost; `with_unexplained`
 says, of an acknowledged ``lost`` finding nothing else explains, what a receiver does that
 answers 2xx and applies nothing, naming the provider's identity of an event and the last
-earlier event of the same object acknowledged before it. Pure.
+earlier event of the same object acknowledged before it; `with_missing_answers` quotes how the
+receiver answered the attempts of a ``stale`` finding's missing object. Pure.
 """
 
 from __future__ import annotations
@@ -117,6 +118,47 @@ def with_hurried(report: ScenarioReport, window_s: float, short_in: str, command
     return _with_lost_messages(report, hurried, frozenset({"lost", "stale"}))
 
 
+#: At most this many of a missing object's attempts are quoted (`with_missing_answers`).
+MISSING_QUOTED = 4
+
+
+def with_missing_answers(report: ScenarioReport, answers: Callable[[int], str]) -> ScenarioReport:
+    """`report` with each ``stale`` finding of an object missing saying how the receiver answered
+    the attempts it names (`answers`: attempt index → the start of its answer body): ``; its
+    attempts: 500 "internal error" (#188), 200 "{"duplicate":true}" (#189)`` (at most
+    `MISSING_QUOTED`); and, when an attempt of an event failed (a 5xx, a timeout) and a later one of
+    the same event was acknowledged, that a receiver recording an event as handled before its work
+    commits answers the provider's retry as a duplicate and never does the work (dj-stripe #832).
+    Unchanged when the finding names no attempt."""
+    from hookproof.scenarios.answer_quote import answer_quote
+
+    by_index = {a.index: a for a in report.attempts}
+
+    def words(f: FindingView) -> str | None:
+        if not f.message.startswith(OBJECT_MISSING):
+            return None
+        own = sorted((by_index[i] for i in f.attempts if i in by_index), key=lambda a: (a.sent_at, a.index))
+        if not own:
+            return None
+        said = []
+        for a in own[:MISSING_QUOTED]:
+            quote = answer_quote(answers(a.index)) if a.status is not None else ""
+            answered = (f'{a.status} "{quote}"' if quote else str(a.status)) if a.status is not None \
+                else a.outcome.replace("_", " ")
+            said.append(f"{answered} (#{a.index})")
+        more = f" and {len(own) - MISSING_QUOTED} more" if len(own) > MISSING_QUOTED else ""
+        text = f"{f.message}; its attempts: {', '.join(said)}{more}"
+        failed = {a.event_id for a in own if a.outcome in ("server_error", "timeout", "connection_error")}
+        if any(a.outcome == "acked" and a.event_id in failed
+               and any(b.event_id == a.event_id and b.sent_at < a.sent_at and b.outcome != "acked" for b in own)
+               for a in own):
+            text += (": the retry of a failed attempt was acknowledged and nothing was stored, as a receiver that "
+                     "records an event as handled before its work commits does: the retry finds it handled")
+        return text
+
+    return _with_lost_messages(report, words, frozenset({"stale"}))
+
+
 #: The chaos operations (`chaos.nemesis.Nemesis`, a history's fault ops) after which the receiver's start
 #: command runs again: a killed receiver is started, a restarted one too, a new replica starts.
 RESTARTING_OPS = frozenset({"kill", "restart", "scale"})
@@ -130,7 +172,8 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
                      shared_id: Callable[[str], tuple[str, str] | None] | None = None,
                      unowed: AbstractSet[str] = frozenset()) -> ScenarioReport:
     """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
-    still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
+    still ends as `key_loops.lost_finding` made it: no fetched status; the runner adds a settle's
+    deadline or hurried window after these words, `with_unsettled`, `with_hurried`) saying
     that the receiver answered 2xx and applied nothing, and what does that: taking the event for
     one already handled (deduplicating on something other than `event_id_name`, the provider's
     identity of an event: ``X-GitHub-Delivery``), skipping it, or answering before the work
@@ -213,5 +256,6 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
             f"it, or answers before its work commits{words}")
 
 
-__all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_hurried", "with_mode", "with_unexplained",
+__all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_hurried", "with_missing_answers",
+           "with_mode", "with_unexplained",
            "with_unsettled"]

@@ -54,6 +54,7 @@ from hookproof.scenarios.fetched_states import (
     RESTARTING_OPS,
     with_fetched,
     with_hurried,
+    with_missing_answers,
     with_mode,
     with_unexplained,
     with_unsettled,
@@ -739,13 +740,7 @@ class Runner:
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
-        if verdict == "fail":  # an effect not shown yet when the settle's deadline came
-            report = with_unsettled(report, self.settle_deadline_s)
-        if verdict == "fail" and hurried and self._short_in not in (None, scenario.id):
-            # nor when the window alone ended it, another scenario short (this one's own earlier
-            # phase falling short is no lag of its own: certifying it alone would hurry it again)
-            report = with_hurried(report, self.settle_window_s, self._short_in, self._alone(scenario.id))
-        if verdict == "fail":  # acknowledged, not applied, and nothing above says why
+        if verdict == "fail":  # acknowledged, not applied, no fetched status: what it answered, and what does that
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
             excerpts = {a.index: a.response_excerpt for a in attempts}
@@ -753,6 +748,14 @@ class Runner:
             report = with_unexplained(report, self.profile.event_id_name, restarted=restarted,
                                       answers=lambda i: excerpts.get(i, ""), shared_id=self.profile.shared_id,
                                       unowed=frozenset(applied - set(expectations.expected)))
+            report = with_missing_answers(report, lambda i: excerpts.get(i, ""))
+        # then a settle's deadline or window that may have cut a late effect short, after those words
+        if verdict == "fail":  # an effect not shown yet when the settle's deadline came
+            report = with_unsettled(report, self.settle_deadline_s)
+        if verdict == "fail" and hurried and self._short_in not in (None, scenario.id):
+            # nor when the window alone ended it, another scenario short (this one's own earlier
+            # phase falling short is no lag of its own: certifying it alone would hurry it again)
+            report = with_hurried(report, self.settle_window_s, self._short_in, self._alone(scenario.id))
         return report
 
     def _alone(self, scenario_id: str) -> str:

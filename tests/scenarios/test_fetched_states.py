@@ -286,3 +286,42 @@ def test_a_lost_key_applied_under_another_key_is_named(unowed: set[str], added: 
     (finding,) = with_unexplained(_report("acknowledged 1 time(s) but not applied by the end of settling"),
                                   "`X-GitHub-Delivery`", unowed=frozenset(unowed)).checks[0].findings
     assert finding.message == "acknowledged 1 time(s) but not applied by the end of settling" + added
+
+
+def _missing(*answers: tuple[int, int | None, str, float]) -> ScenarioReport:
+    """A scenario whose ``stale`` finding says sub_1 is missing, naming attempts (index, status,
+    outcome, sent at) of one event."""
+    from hookproof.reports.model import AttemptView
+
+    attempts = tuple(AttemptView(index=i, event_id="evt_1", event_type="customer.subscription.updated",
+                                 delivery_id="d1", attempt=n, business_key=None, object_id="sub_1", faults=(),
+                                 valid=True, sent_at=at, answered_at=at + 0.1, status=status, outcome=outcome,
+                                 completion="ok" if outcome == "acked" else "fail", latency_ms=3.0)
+                     for n, (i, status, outcome, at) in enumerate(answers, 1))
+    finding = FindingView(check_id="stale", key="sub_1", message="object missing after settling", severity="finding",
+                          attempts=tuple(a.index for a in attempts))
+    return ScenarioReport("provider-api-transient", "t", "d", "fail", (), checks=(
+        CheckView(check_id="stale", verdict="invalid", detail="1 finding(s)", stats={}, findings=(finding,)),),
+        attempts=attempts)  # type: ignore[call-arg]
+
+
+def test_a_missing_object_s_finding_quotes_its_answers_and_names_a_handled_first_receiver() -> None:
+    """A receiver marking an event processed before its work: its first attempt failed (500), the
+    provider's retry was answered "duplicate" and nothing was stored. The finding said only "object
+    missing after settling (attempts #188, #189)"."""
+    from hookproof.scenarios.fetched_states import with_missing_answers
+
+    bodies = {188: "internal error", 189: '{"received":true,"duplicate":true}'}
+    report = with_missing_answers(_missing((188, 500, "server_error", 1.0), (189, 200, "acked", 2.0)),
+                                  lambda i: bodies.get(i, ""))
+    assert report.checks[0].findings[0].message == (
+        'object missing after settling; its attempts: 500 "internal error" (#188), '
+        '200 "{"received":true,"duplicate":true}" (#189): the retry of a failed attempt was acknowledged and nothing '
+        "was stored, as a receiver that records an event as handled before its work commits does: the retry finds it "
+        "handled")
+    acked_once = with_missing_answers(_missing((7, 200, "acked", 1.0)), lambda i: "")
+    assert acked_once.checks[0].findings[0].message == "object missing after settling; its attempts: 200 (#7)"
+    timed_out = with_missing_answers(_missing(*[(i, None, "timeout", float(i)) for i in range(1, 7)]), lambda i: "")
+    assert timed_out.checks[0].findings[0].message == (
+        "object missing after settling; its attempts: timeout (#1), timeout (#2), timeout (#3), "
+        "timeout (#4) and 2 more")

@@ -55,6 +55,18 @@ def test_findings_of_a_scenario_hurried_after_one_fell_short_say_so(tmp_path: Pa
     assert all(m.endswith(HURRIED) for _, m in findings), findings
 
 
+def test_a_hurried_lost_finding_quotes_the_answer_before_the_lag_it_may_be(tmp_path: Path) -> None:
+    """What the receiver answered comes first, the caveat of a lag after it: a twin deduping on the
+    object answered "duplicate" in every hurried scenario, and only the caveat was said (the
+    answer's words were added only to findings nothing else explained)."""
+    got = _certify(tmp_path, ["duplicate-sequential", "distinct-events-same-object"], lose_first=1)
+    verdict, findings = got["distinct-events-same-object"]
+    hurried = HURRIED.replace("reorder", "distinct-events-same-object")
+    lost = [m for c, m in findings if c == "lost"]
+    assert verdict == "fail" and lost, got
+    assert all(m.endswith(hurried) and 0 <= m.find("; the receiver answered 200") < m.index(hurried) for m in lost), lost
+
+
 
 def test_a_scenario_that_passed_after_falling_short_hurries_no_other(tmp_path: Path, monkeypatch) -> None:
     """A settle may fall short and its scenario still pass: a read between two of its phases,

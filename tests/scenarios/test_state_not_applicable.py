@@ -92,4 +92,5 @@ def test_certify_with_a_state_query_that_shows_nothing_fails_stale(tmp_path: Pat
     checks = {c.check_id: c for c in scenario.checks}  # type: ignore[attr-defined]
     assert scenario.verdict == "fail"  # type: ignore[attr-defined]
     assert checks["stale"].verdict == "invalid"
-    assert {f.message for f in checks["stale"].findings} == {"object missing after settling"}
+    assert {f.message.split("; its attempts: 200")[0] for f in checks["stale"].findings} == {
+        "object missing after settling"}
