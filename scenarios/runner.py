@@ -335,16 +335,19 @@ class Runner:
                 f"not run: every valid delivery of {scenario.id} was refused with {codes}",
                 ": fix the secret and run certify again")
 
-    def _refused_so_far(self, scenario: Scenario) -> str | None:
-        """The statuses (``"401"``, ``"401 or 403"``) when `scenario`'s deliveries should stop before its next step (`_deliver`): the
-        stop `_stop_after` would make once it ended holds already, every valid attempt so far
-        refused with 401 or 403 (`refused_valid`: at least `REFUSED_AT_LEAST`, each step's
-        retries used up) and nothing of the run acknowledged; its other events would only be
-        refused the same way, each through the provider's whole retry schedule (Paddle's: 61
-        attempts); else None. Never with `keep_going` or in a chaos scenario."""
+    def _refused_so_far(self, scenario: Scenario, attempts: Sequence[Attempt]) -> str | None:
+        """The statuses (``"401"``, ``"401 or 403"``) when `scenario`'s deliveries should stop
+        before its next step (`_deliver`; `attempts`: those of its steps sent so far, each step's
+        retries used up): the stop `_stop_after` would make once it ended holds already, every
+        valid attempt refused with 401 or 403 (`refused_valid`: at least `REFUSED_AT_LEAST`) and
+        nothing of the run acknowledged; its other events would only be refused the same way, each
+        through the provider's whole retry schedule (Paddle's: 61 attempts); else None. Never with
+        `keep_going` or in a chaos scenario. Cheap while the receiver acknowledges: `refused_valid`
+        stops at the first valid attempt answered otherwise, and the run's history is read only
+        once every attempt was refused."""
         if self.keep_going or scenario.tier == "chaos" or self._acked_valid:
             return None
-        if (refused := refused_valid(self.history.attempts(scenario.id), scenario.checks)) is None:
+        if (refused := refused_valid(attempts, scenario.checks)) is None:
             return None
         return None if any(a.valid and a.outcome is Outcome.ACKED for a in self.history.attempts()) else refused[0]
 
@@ -896,6 +899,7 @@ class Runner:
         holds: Any = self.server_state.holds if self.server_state is not None else None  # type: ignore[attr-defined]
         planned_events = {e.id for phase in plan.phases for e in phase.events}
         sent: dict[str, None] = {}  # the events whose steps were sent, in order
+        answered: list[Attempt] = []  # their attempts (`_refused_so_far`)
 
         async def send(phase: Phase, planned: Schedule) -> None:
             async with Dispatcher(target, self.profile, self.secrets, self.history,
@@ -908,9 +912,10 @@ class Runner:
                 for step in planned.steps:
                     if self.server_state is not None:
                         clock.advance(plan.world, (x.event for x in step.deliveries))
-                    await d.run(Schedule((step,), planned.plan), race=phase.race)
+                    results = await d.run(Schedule((step,), planned.plan), race=phase.race)
                     sent.update((x.event.id, None) for x in step.deliveries)
-                    if plan.held_fetch is None and (codes := self._refused_so_far(scenario)) is not None:
+                    answered.extend(a for r in results for a in r.attempts)
+                    if plan.held_fetch is None and (codes := self._refused_so_far(scenario, answered)) is not None:
                         self._cut[scenario.id] = (len(sent.keys() & planned_events), len(planned_events), codes)
                         raise _CutShort
 
