@@ -41,6 +41,12 @@ NEARLY = 0.9
 #: Fewer refused valid attempts than this say nothing about the run as a whole.
 AT_LEAST = 3
 
+#: The headline's last check where the signature covers the body: a receiver verifying the body
+#: its framework parsed and serialised again (express.json, json.dumps) refuses every delivery
+#: with the right secret, and answers as it would a wrong one.
+RAW_BODY_HINT = (", and that the receiver verifies the body as it was received (one parsed and serialised again, "
+                 "as express.json or json.dumps give it, never matches its signature)")
+
 
 def secret_sources(secret: str | Sequence[str], literal: str = "written in the config") -> str:
     """Where `secret` (``target.secret``: one reference or a rotation list) comes from, as may
@@ -148,9 +154,11 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
         covers = f" ({inputs})" if inputs and not cause else ""
         if profile == "standard-webhooks" and not cause:
             covers += f" ({RAW_KEY_HINT})"
+        # a signature over the body (every profile but those signing a manifest of their own inputs)
+        raw = "" if inputs or (fetched is not None and fetched[0]) else RAW_BODY_HINT
         return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
                 f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
-                f"{sources}) and {profile_setting} ({profile}) the provider it verifies{covers}{shown}")
+                f"{sources}) and {profile_setting} ({profile}) the provider it verifies{covers}{raw}{shown}")
     return None
 
 

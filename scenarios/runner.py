@@ -333,7 +333,8 @@ class Runner:
         return (f"every valid delivery of {scenario.id} was refused with {codes} ({n} attempt(s)) and none was "
                 f"acknowledged, as with a wrong signing secret{cut}",
                 f"not run: every valid delivery of {scenario.id} was refused with {codes}",
-                ": fix the secret and run certify again")
+                ": fix the secret (or verify the body as received) and run certify again"
+                if self.profile.signature_inputs is None else ": fix the secret and run certify again")
 
     def _refused_so_far(self, scenario: Scenario, attempts: Sequence[Attempt]) -> str | None:
         """The statuses (``"401"``, ``"401 or 403"``) when `scenario`'s deliveries should stop

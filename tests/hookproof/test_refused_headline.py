@@ -22,7 +22,7 @@ from starlette.routing import Route
 from typer.testing import CliRunner
 
 from hookproof.cli import app as cli
-from hookproof.headline import HEADLINE_PREFIX, refused_headline, secret_sources
+from hookproof.headline import HEADLINE_PREFIX, RAW_BODY_HINT, refused_headline, secret_sources
 from hookproof.receivers.profiles import SignatureError, StripeVerifier
 from hookproof.reports.model import AttemptView, RunReport, ScenarioReport
 from hookproof.simulator.profiles.registry import get_profile
@@ -84,7 +84,7 @@ def _certify(tmp_path: Path, app: str, secret: str, monkeypatch: pytest.MonkeyPa
 
 HEADLINE = (f"{HEADLINE_PREFIX}every valid delivery was refused with 401 ({{n}} attempt(s)) and none was "
             "acknowledged: check that target.secret is the receiver's signing secret (source: "
-            "env:HOOKPROOF_HEADLINE_SECRET) and target.profile (stripe) the provider it verifies")
+            "env:HOOKPROOF_HEADLINE_SECRET) and target.profile (stripe) the provider it verifies" + RAW_BODY_HINT)
 
 
 def test_a_wrong_secret_gets_the_headline_above_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +113,7 @@ def test_a_400_to_every_valid_delivery_gets_the_wider_headline(tmp_path: Path,
     headline = (f"{HEADLINE_PREFIX}every valid delivery was refused with 400 ({len(valid)} attempt(s)) and none was "
                 "acknowledged: a wrong signing secret, or a receiver that cannot parse the provider's requests; "
                 "check that target.secret is the receiver's signing secret (source: env:HOOKPROOF_HEADLINE_SECRET) "
-                f'and target.profile (stripe) the provider it verifies; the first answer: "{QUOTE}"')
+                f'and target.profile (stripe) the provider it verifies{RAW_BODY_HINT}; the first answer: "{QUOTE}"')
     assert report["notes"][0] == headline
     assert output.count(headline) == 1
 
@@ -183,7 +183,7 @@ def test_when_the_headline_is_given(statuses: tuple[int | None, ...], invalid: t
                  if "with 400" in words else "")
         assert headline == (f"{HEADLINE_PREFIX}{words} and none was acknowledged: {cause}check that target.secret is "
                             "the receiver's signing secret (source: env:WEBHOOK_SECRET) and target.profile (shopify) "
-                            "the provider it verifies")
+                            "the provider it verifies" + RAW_BODY_HINT)
 
 
 def test_a_standard_webhooks_run_refused_with_403_names_polars_raw_key() -> None:
@@ -195,7 +195,7 @@ def test_a_standard_webhooks_run_refused_with_403_names_polars_raw_key() -> None
     assert headline is not None and headline.endswith(
         "and target.profile (standard-webhooks) the provider it verifies (a receiver verifying as Polar's SDK does "
         "keys its HMAC with the secret as given: [target.signing] secret_encoding = \"raw\", send's "
-        "--secret-encoding raw)")
+        "--secret-encoding raw)" + RAW_BODY_HINT)
     assert "Polar" not in (status_headline({403: 6}, "env:S", "svix") or "")
     assert "Polar" not in (status_headline({400: 6}, "env:S", "standard-webhooks") or "")
 
@@ -296,7 +296,7 @@ def test_send_gives_the_headline_after_its_rows(secret: str, status: int) -> Non
     assert lines[-1].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with {status} (")
     assert lines[-1].endswith(f"and none was acknowledged: {cause}check that --secret is the receiver's signing "
                               f"secret (source: given on the command line) and --profile (stripe) the provider it "
-                              f"verifies{quoted}")
+                              f"verifies{RAW_BODY_HINT}{quoted}")
 
 
 @pytest.mark.parametrize(("secret", "in_config", "profile_given", "named"), [
@@ -340,7 +340,7 @@ def test_a_mercado_pago_run_refused_with_401_names_what_its_manifest_reads() -> 
         "and target.profile (mercadopago) the provider it verifies (Mercado Pago's manifest takes its id from the "
         "query string's data.id (PHP's $_GET names it data_id) and its request-id from the x-request-id header)")
     stripe = status_headline({401: 12}, "env:MP_SECRET", "stripe")
-    assert stripe is not None and stripe.endswith("and target.profile (stripe) the provider it verifies")
+    assert stripe is not None and stripe.endswith("and target.profile (stripe) the provider it verifies" + RAW_BODY_HINT)
     bad_request = status_headline({400: 12}, "env:MP_SECRET", "mercadopago", quote="no")
     assert bad_request is not None and "x-request-id" not in bad_request
 
@@ -479,7 +479,7 @@ def _certify_http(tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch,
 STOPPED = ("every valid delivery of duplicate-sequential was refused with 401 ({n} attempt(s)) and none was "
            "acknowledged, as with a wrong signing secret (its deliveries stopped after 1 of its {events} events); "
            "the {rest} scenario(s) after it were not run: fix the "
-           "secret and run certify again (--keep-going runs them anyway)")
+           "secret (or verify the body as received) and run certify again (--keep-going runs them anyway)")
 
 
 def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
