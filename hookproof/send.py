@@ -113,8 +113,12 @@ def resolve_event(profile: Profile, name: str | None) -> str:
 
     # the closest names it sends first, as the config's enabled_events error names them
     hint = nearest(name, known.split(", "))
+    # generic-hmac, standard-webhooks and svix send the billing world's types until a catalog names others
+    own = ("; your own event types (a provider hookproof does not ship) are sent from a config's [catalog]: "
+           "--config hookproof.toml" if profile.name in ("generic-hmac", "standard-webhooks", "svix")
+           and not profile.world.startswith("catalog:") else "")
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} "
-                     f"({hint + ' ' if hint else ''}known: {known})")
+                     f"({hint + ' ' if hint else ''}known: {known}){own}")
 
 
 def check_checkout_mode(profile: Profile, stripe_type: str, mode: str | None) -> None:

@@ -137,3 +137,4 @@ def test_events_and_send_speak_the_documents_types(tmp_path: Path) -> None:
     assert len(effects) == 1 and effects[0].startswith("fulfil:in_") and states == [("paid",)]
     assert unknown.returncode == 2 and "sends no event 'payment_intent.succeeded'" in unknown.stderr
     assert "known: customer.updated, invoice.created" in unknown.stderr
+    assert "[catalog]" not in unknown.stderr  # it has one: its own types are what it names

@@ -107,6 +107,19 @@ def test_send_refuses_an_unmodelled_type_saying_stripe_sends_it() -> None:
     assert resolve_event(stripe, "charge.dispute.created") == "charge.dispute.created"  # optional: sent when asked
 
 
+@pytest.mark.parametrize("name", ["svix", "standard-webhooks", "generic-hmac"])
+def test_a_profile_without_a_catalog_points_to_one_for_your_own_types(name: str) -> None:
+    """`send --profile svix --event user.created` (a Clerk type) listed the billing world's types
+    alone: a profile that sends a user's own events once a config's [catalog] names them says so."""
+    with pytest.raises(UsageError) as caught:
+        resolve_event(get_profile(name), "user.created")
+    assert str(caught.value).endswith("; your own event types (a provider hookproof does not ship) are sent from a "
+                                      "config's [catalog]: --config hookproof.toml")
+    with pytest.raises(UsageError) as stripe:
+        resolve_event(get_profile("stripe"), "user.created")
+    assert "[catalog]" not in str(stripe.value)
+
+
 @pytest.mark.slow
 def test_certify_notes_the_unmodelled_types_the_endpoint_enables(tmp_path: Path) -> None:
     """Every type the profile sends and two it does not model enabled: the run passes as it would
