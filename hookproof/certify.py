@@ -410,6 +410,20 @@ def certify_unsent_note(config: Config, history_path: Path, *, whole: bool = Tru
     return unsent_note(configured, sent, "certify", every=every_type_of(config))
 
 
+def untested_items_note(report: RunReport) -> str | None:
+    """The note of a whole-catalog run naming the checklist items it left ``untested`` (no scenario
+    testing them applied to the endpoint: a catalog with no oversized body, no provider API), each
+    with the scenarios that would have; "Persists before acknowledging" has its own note
+    (`crash_untested_note`). None when every item was tested."""
+    idle = [i for i in report.checklist if i.verdict == "untested" and i.id != "persists-before-ack"]
+    if not idle:
+        return None
+    testing = {i.id: [s.id for s in report.scenarios if i.id in s.checklist] for i in idle}
+    said = "; ".join(f"{i.title} ({', '.join(testing[i.id])})" if testing[i.id] else i.title for i in idle)
+    return (f"checklist item(s) untested by this run, none of their scenarios applying to this endpoint (each "
+            f"scenario's reason is in the report): {said}")
+
+
 def crash_untested_note(report: RunReport) -> str | None:
     """The note of a run whose checklist leaves "Persists before acknowledging" untested while
     other scenarios spoke to it (`catalog.CHECKLIST_DECIDED_BY`): which run would decide it.
@@ -825,6 +839,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, unsent))
+    whole = not (scenarios or config.run.scenarios or probed.partial or stopped)
+    if whole and (idle := untested_items_note(probed)) is not None:  # a checklist line no scenario could test
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, idle))
     probed = with_wider_keys_notes(probed, wider_keys_notes(config))
     noted = probed is not report
     report = probed

@@ -85,6 +85,15 @@ def test_the_receiver_written_for_the_document_passes_the_catalog(tmp_path: Path
     assert checks[("reorder", "stale")].stats["objects"] == 1  # the invoice's states were compared, not vacuous
     if profile == "standard-webhooks":  # its verifier checks timestamps both ways
         assert {"stale-timestamp", "future-timestamp", "secret-rotation"} <= ran
+    # a checklist line none of whose scenarios applied is named, with them (the report alone said
+    # "untested"); the crash line has its own note
+    untested = {i.title: [s.id for s in report.scenarios if i.id in s.checklist]  # type: ignore[attr-defined]
+                for i in report.checklist if i.verdict == "untested"}  # type: ignore[attr-defined]
+    said = [n for n in report.notes if n.startswith("checklist item(s) untested by this run")]  # type: ignore[attr-defined]
+    named = {t: ids for t, ids in untested.items() if t != "Persists before acknowledging"}
+    assert all(named.values()), named  # each names the scenarios that would have tested it
+    assert len(said) == (1 if named else 0), (untested, report.notes)  # type: ignore[attr-defined]
+    assert all(f"{title} ({', '.join(ids)})" in said[0] for title, ids in named.items()), (said, named)
 
 
 @pytest.mark.slow
