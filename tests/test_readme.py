@@ -149,6 +149,9 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
     assert load_config(tmp_path / "hookproof.toml").target.profile == profile
     text = (tmp_path / "hookproof.toml").read_text(encoding="utf-8")
     assert ("per Stripe event" in text) == (profile == "stripe")
+    # a profile sending your own types once a catalog names them says so under its name (a Clerk
+    # user read a template about subscriptions and found [catalog] only in its last comments)
+    assert ("sends the billing world's events until a [catalog] table" in text) == (profile == "svix")
     if profile != "stripe":
         assert f"`hookproof events --profile {profile} --keys`" in text
         assert not re.search(r"sk_test|STRIPE_|stripe-api-base|api_version", text), profile  # nothing of Stripe's

@@ -78,6 +78,9 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str |
 }
 
 
+#: Profiles that send a user's own event types once a config's ``[catalog]`` names them.
+CATALOG_PROFILES: frozenset[str] = frozenset({"generic-hmac", "standard-webhooks", "svix"})
+
 #: Profiles whose events carry no money amount: their effects query reads the keys alone (an
 #: ``amount`` column a team's table need not have would fail the query).
 NO_AMOUNTS: frozenset[str] = frozenset({"github"})
@@ -130,8 +133,11 @@ def render_template(profile: str) -> str:
     lines = (f"# Business keys your effects must carry (hookproof's built-in keys, examples from a sample\n"
              f"# {chosen.title} world; `hookproof events --profile {chosen.name} --keys` lists them):\n"
              + "\n".join(shown) + "\n")
+    own = (f"# {chosen.name} sends the billing world's events until a [catalog] table (at the end of\n"
+           "# this file) names your provider's own types: Clerk's user.created, Resend's email.sent...\n"
+           if chosen.name in CATALOG_PROFILES else "")
     swaps = {
-        'profile = "stripe"': f'profile = "{chosen.name}"',
+        'profile = "stripe"\n': f'profile = "{chosen.name}"\n{own}',
         _STRIPE_KEYS: lines,
         _STRIPE_API_KEY: ("# The key (access token) the provider API accepts from the receiver (default: the\n"
                           '# simulator\'s own; it reaches a started receiver as HOOKPROOF_API_KEY).\n# api_key = "..."\n'),
