@@ -113,9 +113,11 @@ def resolve_event(profile: Profile, name: str | None) -> str:
 
     # the closest names it sends first, as the config's enabled_events error names them
     hint = nearest(name, known.split(", "))
-    # generic-hmac, standard-webhooks and svix send the billing world's types until a catalog names others
+    from hookproof.catalog_file import CATALOG_PROFILES
+
+    # the profiles taking a [catalog] send the billing world's types until one names others
     own = ("; your own event types (a provider hookproof does not ship) are sent from a config's [catalog]: "
-           "--config hookproof.toml" if profile.name in ("generic-hmac", "standard-webhooks", "svix")
+           "--config hookproof.toml" if profile.name in CATALOG_PROFILES
            and not profile.world.startswith("catalog:") else "")
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} "
                      f"({hint + ' ' if hint else ''}known: {known}){own}")

@@ -78,9 +78,6 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str |
 }
 
 
-#: Profiles that send a user's own event types once a config's ``[catalog]`` names them.
-CATALOG_PROFILES: frozenset[str] = frozenset({"generic-hmac", "standard-webhooks", "svix"})
-
 #: Profiles whose events carry no money amount: their effects query reads the keys alone (an
 #: ``amount`` column a team's table need not have would fail the query).
 NO_AMOUNTS: frozenset[str] = frozenset({"github"})
@@ -121,6 +118,7 @@ def render_template(profile: str) -> str:
     no Stripe API key (the simulator's default key applies), neutral variable names in the
     receiver examples, and no Stripe API version. Raises ProfileError naming the known profiles.
     """
+    from hookproof.catalog_file import CATALOG_PROFILES
     from hookproof.commands.events import example_keys
     from hookproof.simulator.profiles import get_profile
 
@@ -135,7 +133,7 @@ def render_template(profile: str) -> str:
              + "\n".join(shown) + "\n")
     own = (f"# {chosen.name} sends the billing world's events until a [catalog] table (at the end of\n"
            "# this file) names your provider's own types: Clerk's user.created, Resend's email.sent...\n"
-           if chosen.name in CATALOG_PROFILES else "")
+           if chosen.name in CATALOG_PROFILES else "")  # profiles that take a [catalog]
     swaps = {
         'profile = "stripe"\n': f'profile = "{chosen.name}"\n{own}',
         _STRIPE_KEYS: lines,
