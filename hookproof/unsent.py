@@ -79,16 +79,24 @@ def github_actions_note(cfg: "Config") -> str | None:
 
 def unmodelled_version_note(cfg: "Config") -> str | None:
     """The note of a Stripe endpoint pinned (``target.api_version``) to a version later than the
-    latest hookproof models (`stripe_versions.unmodelled`): its events are labeled with that
-    version, as Stripe labels them, but carry the latest modelled version's shapes, without what
-    the later version added or changed; None otherwise. Certify, explore and storm add it."""
+    latest hookproof models (`later_version_note`); None otherwise. Certify, explore and storm add it."""
+    version = cfg.target.api_version
+    if cfg.target.profile != "stripe" or version is None:
+        return None
+    return later_version_note(version, "target.api_version")
+
+
+def later_version_note(version: str, setting: str) -> str | None:
+    """The note of events pinned to Stripe API `version` (given as `setting`: ``target.api_version``,
+    send's ``--api-version``) when it is later than the latest hookproof models
+    (`stripe_versions.unmodelled`): the events are labeled with it, as Stripe labels them, but carry
+    the latest modelled version's shapes, without what it added or changed; None otherwise."""
     from hookproof.simulator.events import LATEST_API_VERSION
     from hookproof.simulator.profiles.stripe_versions import unmodelled
 
-    version = cfg.target.api_version
-    if cfg.target.profile != "stripe" or version is None or not unmodelled(version):
+    if not unmodelled(version):
         return None
-    return (f"target.api_version {version} is later than {LATEST_API_VERSION}, the latest Stripe API version "
+    return (f"{setting} {version} is later than {LATEST_API_VERSION}, the latest Stripe API version "
             f"hookproof models: the events say \"api_version\": \"{version}\" but carry {LATEST_API_VERSION}'s "
             f"shapes, without the fields {version} added or changed, so a receiver's handling of those is not "
             f"certified (the same config with api_version = \"{LATEST_API_VERSION}\" and the receiver's SDK "

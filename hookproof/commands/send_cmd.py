@@ -92,18 +92,6 @@ def _api_version(value: str, profile: str) -> str:
         raise UsageError(f"--api-version: {exc}") from None
 
 
-def _later_note(version: str) -> str | None:
-    """The note of a send pinned to a Stripe API version later than the latest hookproof models
-    (`stripe_versions.unmodelled`), as certify's ``unsent.unmodelled_version_note`` says it; else None."""
-    from hookproof.simulator.events import LATEST_API_VERSION
-    from hookproof.simulator.profiles.stripe_versions import unmodelled
-
-    if not unmodelled(version):
-        return None
-    return (f"API version {version} is later than {LATEST_API_VERSION}, the latest Stripe API version hookproof "
-            f"models: the events say \"api_version\": \"{version}\" but carry {LATEST_API_VERSION}'s shapes")
-
-
 def _with_secret_encoding(prof: Any, encoding: str) -> Any:
     """`prof` signing with the secret `encoding` (``--secret-encoding``: ``base64`` or ``raw``),
     standard-webhooks and svix alone. Raises UsageError naming the flag."""
@@ -188,7 +176,10 @@ def register(app: typer.Typer) -> None:
                 max_duration_s=limit_s, serve_api_port=serve_api, account=account, checkout_mode=checkout_mode,
                 api_version=pinned,
             )
-            if pinned is not None and (later := _later_note(pinned)) is not None:
+            from hookproof.unsent import later_version_note
+
+            if pinned is not None and (later := later_version_note(
+                    pinned, "--api-version" if api_version is not None else "target.api_version")) is not None:
                 err_console.print(f"send: {later}", markup=False, soft_wrap=True)
             if api_key is not None:
                 options = dataclasses.replace(options, api_key=read_secret(api_key, "--api-key"))

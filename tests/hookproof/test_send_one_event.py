@@ -155,8 +155,8 @@ def test_send_says_an_api_version_later_than_modelled_and_refuses_a_malformed_on
     base = ["--url", url, "--secret", "whsec_send_version"]
     later = _cli_send(*base, "--api-version", "2099-01-01.future")
     assert later.exit_code == 0, later.output
-    assert (f"send: API version 2099-01-01.future is later than {LATEST_API_VERSION}, the latest Stripe API version "
-            f"hookproof models: the events say \"api_version\": \"2099-01-01.future\" but carry "
+    assert (f"send: --api-version 2099-01-01.future is later than {LATEST_API_VERSION}, the latest Stripe API "
+            f"version hookproof models: the events say \"api_version\": \"2099-01-01.future\" but carry "
             f"{LATEST_API_VERSION}'s shapes") in " ".join(later.output.split())
     assert [b["api_version"] for b in bodies] == ["2099-01-01.future"]
     bad = _cli_send(*base, "--api-version", "banana")
