@@ -27,7 +27,7 @@ receiver that applies after it answers.
 
 Once a scenario leaves the receiver down (`runner.receiver_down`), or refused every valid
 delivery as a wrong signing secret does (`runner.refused_valid`; while every valid answer of
-the first is a 401 or 403 it stays alone, `proven`), nothing new starts and the scenarios
+the first is a 400, 401 or 403 it stays alone, `proven`), nothing new starts and the scenarios
 never started are reported not run. Reports stay in catalog order. An
 interruption (KeyboardInterrupt in the calling thread) cancels the scenarios in flight
 (their event loops, their settle reads) and waits for their threads, at most

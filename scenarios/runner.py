@@ -331,16 +331,16 @@ class Runner:
                if (counts := self._cut.get(scenario.id)) is not None and (sent := counts[0]) < (planned := counts[1])
                else "")
         return (f"every valid delivery of {scenario.id} was refused with {codes} ({n} attempt(s)) and none was "
-                f"acknowledged, as with a wrong signing secret{cut}",
+                f"acknowledged, as with {refusal_cause(codes)}{cut}",
                 f"not run: every valid delivery of {scenario.id} was refused with {codes}",
                 ": fix the secret (or verify the body as received) and run certify again"
                 if self.profile.signature_inputs is None else ": fix the secret and run certify again")
 
     def _refused_so_far(self, scenario: Scenario, attempts: Sequence[Attempt]) -> str | None:
-        """The statuses (``"401"``, ``"401 or 403"``) when `scenario`'s deliveries should stop
-        before its next step (`_deliver`; `attempts`: those of its steps sent so far, each step's
+        """The statuses (``"401"``, ``"401 or 403"``, ``"400"``) when `scenario`'s deliveries should
+        stop before its next step (`_deliver`; `attempts`: those of its steps sent so far, each step's
         retries used up): the stop `_stop_after` would make once it ended holds already, every
-        valid attempt refused with 401 or 403 (`refused_valid`: at least `REFUSED_AT_LEAST`) and
+        valid attempt refused with 400, 401 or 403 (`refused_valid`: at least `REFUSED_AT_LEAST`) and
         nothing of the run acknowledged; its other events would only be refused the same way, each
         through the provider's whole retry schedule (Paddle's: 61 attempts); else None. Never with
         `keep_going` or in a chaos scenario. Cheap while the receiver acknowledges: `refused_valid`
@@ -439,10 +439,10 @@ class Runner:
         def proven(i: int) -> bool:  # never called down after it (`finish`), whatever it does next
             if self.keep_going or chosen[i].tier == "chaos":
                 return True
-            # a receiver refusing every valid delivery with 401/403 so far (a wrong secret) keeps the
+            # a receiver refusing every valid delivery with 400/401/403 so far (a wrong secret) keeps the
             # first scenario alone, so that nothing else is under way if it then stops the run
             attempts = self.history.attempts(chosen[i].id)
-            return answered_valid(attempts) and not only_auth_refused(attempts)
+            return answered_valid(attempts) and not only_refused(attempts)
 
         self._overlapping = True
         try:
@@ -730,7 +730,7 @@ class Runner:
         if (cut := self._cut.get(scenario.id)) is not None and cut[0] < cut[1]:
             reason = "; ".join(r for r in (reason, f"its deliveries stopped after {cut[0]} of its {cut[1]} events: "
                                                    f"every valid one was refused with {cut[2]} through the provider's "
-                                                   "whole retry schedule, as with a wrong signing secret")
+                                                   f"whole retry schedule, as with {refusal_cause(cut[2])}")
                                if r)
         report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
@@ -1205,6 +1205,16 @@ def rejects_valid(attempts: Sequence[Attempt]) -> bool:
 #: authenticated"): the statuses `hookproof.headline` blames on the secret, and `refused_valid` keys on.
 AUTH_REFUSALS: tuple[int, ...] = (401, 403)
 
+#: What a receiver answers a delivery it could not verify or could not parse, as Stripe's docs'
+#: example answers a bad signature ("Webhook Error: …", docs.stripe.com/webhooks/quickstart):
+#: counted with `AUTH_REFUSALS` by `refused_valid` once it spans `BAD_REQUEST_TYPES` event types.
+BAD_REQUEST = 400
+
+#: Event types a scenario's 400s must span before they stop it (`refused_valid`): a receiver
+#: answering 400 to the one type it does not handle (wrong, but not a wrong secret) is not
+#: stopped by its first event; one refusing two types and acknowledging nothing handles none.
+BAD_REQUEST_TYPES = 2
+
 #: Fault tags of a valid delivery a correct receiver may refuse (a pass or an advisory, never a
 #: wrong secret): `simulator.faults.REFUSABLE`'s, and a future-dated one (stricter than Stripe's SDK).
 _MAY_REFUSE_TAGS: frozenset[str] = _REFUSABLE_TAGS | {"future-timestamp"}
@@ -1216,32 +1226,42 @@ REFUSED_AT_LEAST = 3
 def refused_valid(attempts: Sequence[Attempt], checks: Sequence[str]) -> tuple[str, int] | None:
     """How the receiver refused a scenario that holds its valid deliveries to a 2xx (`checks`
     holds ``valid_not_rejected``), when it answered every one of them (at least
-    `REFUSED_AT_LEAST` attempts) with 401 or 403 and acknowledged none, as a receiver with a
-    wrong signing secret does: (the statuses, ``"401"`` or ``"401 or 403"``; the attempts); else
-    None. Forged and other invalid attempts are meant to be refused and deliveries a correct
-    receiver may refuse (`_MAY_REFUSE_TAGS`) are not counted; any other answer, an
-    acknowledgement or a timeout, means None."""
+    `REFUSED_AT_LEAST` attempts) with 401 or 403, or 400 (over at least `BAD_REQUEST_TYPES`
+    event types), and acknowledged none, as a receiver with a wrong signing secret does (or one
+    verifying a body its framework re-serialised): (the statuses, ``"401"``, ``"401 or 403"``,
+    ``"400"``; the attempts); else None. Forged and other invalid attempts are meant to be
+    refused and deliveries a correct receiver may refuse (`_MAY_REFUSE_TAGS`) are not counted;
+    any other answer, an acknowledgement or a timeout, means None."""
     if "valid_not_rejected" not in checks:
         return None
     statuses: set[int] = set()
+    types: set[str] = set()
     refused = 0
     for a in attempts:
         if not a.valid or _MAY_REFUSE_TAGS.intersection(a.faults):
             continue
-        if a.status not in AUTH_REFUSALS:
+        if a.status not in AUTH_REFUSALS and a.status != BAD_REQUEST:
             return None
         statuses.add(a.status)
+        types.add(a.event_type)
         refused += 1
-    if refused < REFUSED_AT_LEAST:
+    if refused < REFUSED_AT_LEAST or (BAD_REQUEST in statuses and len(types) < BAD_REQUEST_TYPES):
         return None
     return " or ".join(str(s) for s in sorted(statuses)), refused
 
 
-def only_auth_refused(attempts: Sequence[Attempt]) -> bool:
+def refusal_cause(codes: str) -> str:
+    """What refusals with `codes` (`refused_valid`'s statuses) look like: a wrong signing secret,
+    and with a 400 also a receiver that cannot parse the provider's requests."""
+    return ("a wrong signing secret, or a receiver that cannot parse the provider's requests"
+            if str(BAD_REQUEST) in codes.split(" or ") else "a wrong signing secret")
+
+
+def only_refused(attempts: Sequence[Attempt]) -> bool:
     """True when the receiver answered some valid attempt of `attempts` and every valid one it
-    answered got 401 or 403 (so far: a wrong secret's first scenario, `run_overlapped`'s `proven`)."""
+    answered got 400, 401 or 403 (so far: a wrong secret's first scenario, `run_overlapped`'s `proven`)."""
     answered = [a.status for a in attempts if a.valid and a.status is not None]
-    return bool(answered) and all(s in AUTH_REFUSALS for s in answered)
+    return bool(answered) and all(s in AUTH_REFUSALS or s == BAD_REQUEST for s in answered)
 
 
 #: Outcomes of an attempt the receiver never answered (`receiver_down`).

@@ -419,7 +419,7 @@ def output_once(output: str, line: str) -> bool:
 
 
 #: A Stripe receiver on 127.0.0.1 verifying with its own secret (``RECEIVER_SECRET``), whatever
-#: hookproof signs with: 401 "invalid signature" to anything else, and 401 to a timestamp more than
+#: hookproof signs with: 401 (``REFUSE_WITH``: another status) to anything else, and so to a timestamp more than
 #: 300 s ahead (stricter than Stripe's SDK, which checks only the past: an advisory, never a wrong
 #: secret); acknowledges the rest, applying nothing.
 VERIFYING = r'''
@@ -439,7 +439,7 @@ class Hook(BaseHTTPRequestHandler):
         t = next((v for k, v in parts if k == "t"), "0")
         signed = hmac.new(SECRET, t.encode() + b"." + body, hashlib.sha256).hexdigest()
         ok = any(k == "v1" and hmac.compare_digest(v, signed) for k, v in parts)
-        status = 200 if ok and int(t) <= time.time() + 300 else 401
+        status = 200 if ok and int(t) <= time.time() + 300 else int(os.environ.get("REFUSE_WITH", "401"))
         self.send_response(status); self.send_header("Content-Length", "0"); self.end_headers()
 
     def log_message(self, *args):
@@ -451,9 +451,9 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
 
 
 def _certify_http(tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch,
-                  *scenarios: str) -> tuple[Any, dict[str, Any]]:
+                  *scenarios: str, refuse_with: int = 401) -> tuple[Any, dict[str, Any]]:
     """certify `scenarios` (none: the catalog) against `VERIFYING` run by hookproof on 127.0.0.1,
-    hookproof signing with `secret`, the receiver verifying with SECRET."""
+    hookproof signing with `secret`, the receiver verifying with SECRET and refusing with `refuse_with`."""
     import sys
 
     from tests.support import free_port
@@ -465,7 +465,7 @@ def _certify_http(tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch,
     config.write_text(f'[target]\nurl = "http://127.0.0.1:{free_port()}/webhooks"\nprofile = "stripe"\n'
                       'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n\n[target.process]\n'
                       f'command = "{sys.executable} verifying.py {{port}}"\nhealth_path = "/"\n'
-                      f'env = {{ RECEIVER_SECRET = "{SECRET}" }}\n\n'
+                      f'env = {{ RECEIVER_SECRET = "{SECRET}", REFUSE_WITH = "{refuse_with}" }}\n\n'
                       '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_refused_headline:no_effects"\n\n'
                       f'[run]\nseed = 3\n{SETTLE}', encoding="utf-8")
     out = tmp_path / "out"
@@ -511,6 +511,42 @@ def test_a_wrong_secret_stops_certify_after_the_first_scenario(tmp_path: Path,
     assert report["notes"][0] == HEADLINE.format(n=len(valid)) and line in report["notes"]
     assert output_once(result.output, HEADLINE.format(n=len(valid))) and output_once(result.output, f"note: {line}")
     assert not any("never sent" in n for n in report["notes"]), report["notes"]  # the rest were not run, not unsent
+
+
+def test_a_400_to_every_delivery_stops_certify_after_two_event_types(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same receiver answering a bad signature with 400, as Stripe's docs' example does: a
+    trial's Node receiver verifying express.json's re-serialised body took 6,132 attempts and 75 s
+    before it. Its first scenario's deliveries stop once two events of different types have used up
+    Stripe's retry schedule, all refused with 400, and no other scenario starts; the lines name the
+    second cause (a receiver that cannot parse the provider's requests)."""
+    from hookproof.scenarios.catalog import CATALOG
+
+    result, report = _certify_http(tmp_path, WRONG, monkeypatch, refuse_with=400)
+    assert result.exit_code == 1, result.output
+    first, *rest = report["scenarios"]
+    assert first["id"] == "duplicate-sequential" and first["verdict"] == "fail"
+    assert len(rest) == len(CATALOG) - 1
+    assert {(s["verdict"], s["reason"]) for s in rest} == {
+        ("unknown", "not run: every valid delivery of duplicate-sequential was refused with 400")}
+    assert all(not s["attempts"] for s in rest)
+    valid = [a for a in first["attempts"] if a["valid"]]
+    assert {a["status"] for a in valid} == {400}
+    assert len({a["event_id"] for a in valid}) == 2 == len({a["event_type"] for a in valid})
+    per_delivery = {d: sum(a["delivery_id"] == d for a in valid) for d in {a["delivery_id"] for a in valid}}
+    assert set(per_delivery.values()) == {1 + len(get_profile("stripe").retry_schedule_s)} == {11}  # each used up
+    n = len(valid)
+    said = re.fullmatch(r"its deliveries stopped after 2 of its (\d+) events: .*", first["reason"])
+    assert said is not None, first["reason"]
+    cause = "a wrong signing secret, or a receiver that cannot parse the provider's requests"
+    assert first["reason"] == (f"its deliveries stopped after 2 of its {said[1]} events: every valid one was refused "
+                               f"with 400 through the provider's whole retry schedule, as with {cause}")
+    line = (f"every valid delivery of duplicate-sequential was refused with 400 ({n} attempt(s)) and none was "
+            f"acknowledged, as with {cause} (its deliveries stopped after 2 of its {said[1]} events); the "
+            f"{len(rest)} scenario(s) after it were not run: fix the secret (or verify the body as received) and run "
+            "certify again (--keep-going runs them anyway)")
+    assert line in report["notes"] and output_once(result.output, f"note: {line}")
+    assert report["notes"][0].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with 400 ({n} attempt(s))")
 
 
 def test_a_receiver_refusing_one_scenario_legitimately_is_not_stopped(tmp_path: Path,

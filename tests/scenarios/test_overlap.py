@@ -22,7 +22,7 @@ from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
 from hookproof.scenarios.report_views import REPORT_META_KEY
-from hookproof.scenarios.runner import Runner, answered_valid, only_auth_refused, receiver_down, refused_valid
+from hookproof.scenarios.runner import Runner, answered_valid, only_refused, receiver_down, refused_valid
 from hookproof.simulator.delivery import Attempt, History, Outcome, Target
 from hookproof.simulator.delivery.history import Completion
 from hookproof.simulator.profiles import get_profile
@@ -139,11 +139,12 @@ def test_answered_valid_is_what_keeps_a_receiver_from_being_called_down() -> Non
         assert answered_valid(up) and receiver_down(up) is None
 
 
-def _answered(status: int | None, *, valid: bool = True, faults: tuple[str, ...] = ()) -> Attempt:
+def _answered(status: int | None, *, valid: bool = True, faults: tuple[str, ...] = (),
+              event_type: str = "invoice.paid") -> Attempt:
     outcome = (Outcome.TIMEOUT if status is None else Outcome.ACKED if status < 300
                else Outcome.REJECTED if status < 500 else Outcome.SERVER_ERROR)
     return Attempt(event_id="evt_1", delivery_id="d", attempt=1, business_key="k", object_id=None,
-                   object_version=None, event_type="invoice.paid", faults=faults, valid=valid, sent_at=0.0,
+                   object_version=None, event_type=event_type, faults=faults, valid=valid, sent_at=0.0,
                    answered_at=0.0, status=status, outcome=outcome, completion=Completion.UNKNOWN, latency_ms=0.0)
 
 
@@ -158,7 +159,13 @@ MUST_ACCEPT = CATALOG["duplicate-sequential"].checks
                        _answered(401, faults=("future-timestamp",))), MUST_ACCEPT, ("401", 3)),
     ((401, 401), (), MUST_ACCEPT, None),  # too few to say
     ((401, 401, 401, 200), (), MUST_ACCEPT, None),  # one acknowledged
-    ((401, 401, 401, 400), (), MUST_ACCEPT, None),  # a 400 names a second cause (requests it cannot parse)
+    # a 400 names a second cause (requests it cannot parse): it stops only over two event types, never one
+    # type a receiver does not handle
+    ((401, 401, 401, 400), (), MUST_ACCEPT, None),
+    ((400, 400, 400, 400), (), MUST_ACCEPT, None),
+    ((400, 400, 400), (_answered(400, event_type="customer.created"),), MUST_ACCEPT, ("400", 4)),
+    ((401, 401, 400), (_answered(401, event_type="customer.created"),), MUST_ACCEPT, ("400 or 401", 4)),
+    ((400, 400, 400, 500), (_answered(400, event_type="customer.created"),), MUST_ACCEPT, None),
     ((401, 401, 401, None), (), MUST_ACCEPT, None),  # one never answered
     ((401, 401, 401), (), CATALOG["forged-signature"].checks, None),  # not held to a 2xx
     ((), tuple(_answered(401, faults=("future-timestamp",)) for _ in range(4)), CATALOG["future-timestamp"].checks,
@@ -168,8 +175,8 @@ def test_a_scenario_refused_as_with_a_wrong_secret(statuses: tuple[int | None, .
                                                    checks: tuple[str, ...], stops: tuple[str, int] | None) -> None:
     attempts = [*others, *(_answered(s) for s in statuses)]
     assert refused_valid(attempts, checks) == stops
-    assert only_auth_refused([_answered(401), _answered(403)]) and not only_auth_refused([])
-    assert not only_auth_refused([_answered(401), _answered(500)])
+    assert only_refused([_answered(401), _answered(403), _answered(400)]) and not only_refused([])
+    assert not only_refused([_answered(401), _answered(500)]) and not only_refused([_answered(400), _answered(404)])
 
 
 def test_a_run_that_acknowledged_a_valid_delivery_is_never_stopped_for_a_refusal() -> None:
