@@ -6,7 +6,9 @@ or redelivered notification may be a later one (``charged_back``). The check see
 acknowledged key never applied; the provider API's served log (`simulator.server.served`)
 sees what the receiver was answered. `with_fetched` adds that to each acknowledged ``lost``
 finding whose object was fetched (``when the receiver fetched 123, the provider API served it
-as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
+as charged_back``), so report.json, summary.md and report.html all say it; `with_fetch_advice`
+replaces, in a state finding of an object the receiver fetched, the provider's advice to fetch
+with what it was served and the lock that keeps an earlier fetch's answer from landing last; `with_mode` words
 an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
 test-mode endpoint``); `with_unsettled` says, in each acknowledged ``lost`` finding of a
 scenario whose settle reached its deadline, which setting bounded the wait; `with_hurried`, in
@@ -42,6 +44,31 @@ def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]
         return f"{f.message} ({'; '.join(notes)})" if f.message.startswith(ACKED_LOST) and notes else None
 
     return _with_lost_messages(report, served)
+
+
+def with_fetch_advice(report: ScenarioReport, statuses: Callable[[str], Sequence[str]], advice: str) -> ScenarioReport:
+    """`report` with the provider's ordering `advice` (`EventClock.advice`: Stripe's "fetch the
+    object from the API when an event arrives"), where a state finding gives it, replaced by what
+    the receiver that did fetch its object was served (`statuses`: object id → statuses served,
+    oldest first) and what keeps an earlier fetch's answer from being written last: one lock per
+    object over the fetch and the write (the statuses in the order the fetches were read, a repeat
+    in a row said once). A finding none of whose objects was fetched is unchanged."""
+    objects = {a.index: a.object_id for a in report.attempts}
+
+    def fetched(f: FindingView) -> str | None:
+        if advice not in f.message:
+            return None
+        ids = list(dict.fromkeys(o for i in f.attempts if (o := objects.get(i)) is not None))
+        served = [(o, [x for n, x in enumerate(s) if n == 0 or s[n - 1] != x]) for o in ids if (s := statuses(o))]
+        if not served:
+            return None
+        said = "; ".join(f"{o}, served as {', then '.join(s)}" for o, s in served)
+        return f.message.replace(advice, (
+            f"the receiver did fetch it from the provider API ({said}), and an earlier fetch's answer was written "
+            "last: fetch and write under one lock per object (a row lock, select_for_update, or an advisory lock), so "
+            "the answer of the latest fetch is the one kept"))
+
+    return _with_lost_messages(report, fetched, frozenset({"stale", "regressed"}))
 
 
 def _with_lost_messages(report: ScenarioReport, rewrite: Callable[[FindingView], str | None],

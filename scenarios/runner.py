@@ -52,6 +52,7 @@ from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_c
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.fetched_states import (
     RESTARTING_OPS,
+    with_fetch_advice,
     with_fetched,
     with_hurried,
     with_missing_answers,
@@ -744,6 +745,8 @@ class Runner:
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
+            if (event_clock := self.profile.event_clock) is not None:
+                report = with_fetch_advice(report, served_log(self.server_state).statuses, event_clock.advice)
         if verdict == "fail":  # acknowledged, not applied, no fetched status: what it answered, and what does that
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))

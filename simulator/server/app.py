@@ -492,6 +492,8 @@ def _create_app(state: ServerState) -> FastAPI:
                     return stripe_error(400, str(exc), param="expand")
             if object_type == "event":
                 state.served.add_event(id)  # a refused run's headline says the receiver fetched its events
+            else:  # what a fetching receiver decided on (scenarios.fetched_states)
+                state.served.add(id, obj.get("status"))
             await answer_late(state.holds, id)  # read on arrival, answered late (`simulator.server.holds`)
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
 

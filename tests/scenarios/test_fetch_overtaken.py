@@ -20,6 +20,7 @@ import pytest
 from examples.receivers import PROJECT_ROOT
 from examples.receivers import config as receiver_config
 from hookproof.certify import certify
+from hookproof.reports.model import ScenarioReport
 from hookproof.demo import receiver_config as module_config
 from hookproof.scenarios.catalog import CATALOG, Context, Plan
 from hookproof.simulator.profiles import get_profile
@@ -82,18 +83,33 @@ def test_after_the_phases_a_hold_not_taken_is_released_and_a_taken_one_waited_ou
     assert 0.2 <= time.monotonic() - started < 1.0
 
 
-def _certify(tmp_path: Path, seed: int, **options: float) -> tuple[str, list[str], str | None]:
+def _run(tmp_path: Path, seed: int, **options: float) -> ScenarioReport:
     cfg = module_config(RECEIVER, tmp_path, SECRET, seed=seed, settle_window_s=0.15, options=options or None,
                         module=f"tests.scenarios.{RECEIVER}", cwd=PROJECT_ROOT)
     (scenario,) = certify(cfg, scenarios=[SCENARIO], out_dir=tmp_path / f"report-{seed}").report.scenarios
+    return scenario
+
+
+def _certify(tmp_path: Path, seed: int, **options: float) -> tuple[str, list[str], str | None]:
+    scenario = _run(tmp_path, seed, **options)
     return scenario.verdict, sorted({f.check_id for f in scenario.findings}), scenario.reason
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_fetch_then_write_without_a_lock_is_found(tmp_path: Path, seed: int) -> None:
-    verdict, checks, _ = _certify(tmp_path, seed)
-    assert (verdict, checks) == ("fail", ["stale"])
+    """Found, and told that it did fetch, what it was served, and the lock it lacks (a trial's
+    fetching receiver was told Stripe's advice to fetch, which it followed)."""
+    scenario = _run(tmp_path, seed)
+    assert (scenario.verdict, sorted({f.check_id for f in scenario.findings})) == ("fail", ["stale"])
+    (finding,) = scenario.findings
+    subscription = next(a.object_id for a in scenario.attempts if a.attempt and a.object_id in finding.message)
+    assert "advises fetching" not in finding.message
+    assert finding.message.endswith(
+        f"; the receiver did fetch it from the provider API ({subscription}, served as active, then past_due, then "
+        "active), and an earlier fetch's answer was written last: fetch and write under one lock per object (a row "
+        "lock, select_for_update, or an advisory lock), so the answer of the latest fetch is the one kept"), \
+        finding.message
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ import pytest
 
 from hookproof.certify import certify
 from hookproof.reports.model import CheckView, FindingView, ScenarioReport
-from hookproof.scenarios.fetched_states import with_fetched
+from hookproof.scenarios.fetched_states import with_fetch_advice, with_fetched
 from hookproof.simulator.server.served import ServedLog
 from tests.examples.test_provider_receivers import config
 
@@ -31,16 +31,16 @@ def test_the_log_keeps_text_statuses_in_order_and_is_bounded() -> None:
     assert log.statuses("1") == ["approved", "charged_back"] and log.statuses("9") == []
 
 
-def _report(message: str) -> ScenarioReport:
+def _report(message: str, check_id: str = "lost") -> ScenarioReport:
     from hookproof.reports.model import AttemptView
 
     attempt = AttemptView(index=4, event_id="e1", event_type="payment.updated", delivery_id="d1", attempt=1,
                           business_key="credit:123", object_id="123", faults=(), valid=True, sent_at=1.0,
                           answered_at=1.1, status=200, outcome="acked", completion="ok", latency_ms=3.0)
-    finding = FindingView(check_id="lost", key="credit:123", message=message, severity="finding", attempts=(4,),
+    finding = FindingView(check_id=check_id, key="credit:123", message=message, severity="finding", attempts=(4,),
                           expected=1, actual=0)
     return ScenarioReport("thin-event", "t", "d", "fail", (), checks=(
-        CheckView(check_id="lost", verdict="invalid", detail="1 finding(s)", stats={}, findings=(finding,)),),
+        CheckView(check_id=check_id, verdict="invalid", detail="1 finding(s)", stats={}, findings=(finding,)),),
         attempts=(attempt,))  # type: ignore[call-arg]
 
 
@@ -325,3 +325,24 @@ def test_a_missing_object_s_finding_quotes_its_answers_and_names_a_handled_first
     assert timed_out.checks[0].findings[0].message == (
         "object missing after settling; its attempts: timeout (#1), timeout (#2), timeout (#3), "
         "timeout (#4) and 2 more")
+
+
+ADVICE = "Stripe advises fetching the object from the API when an event arrives (docs.stripe.com/webhooks, Event ordering)"
+STALE = "final state is past_due (...), the provider's is active (...); the deliveries overlapped; "
+
+
+@pytest.mark.parametrize(("check_id", "served", "expected"), [
+    ("stale", ["active", "past_due", "past_due", "active"],
+     STALE + "the receiver did fetch it from the provider API (123, served as active, then past_due, then active), "
+     "and an earlier fetch's answer was written last: fetch and write under one lock per object (a row lock, "
+     "select_for_update, or an advisory lock), so the answer of the latest fetch is the one kept"),
+    ("regressed", ["active"], STALE + "the receiver did fetch it from the provider API (123, served as active), and an "
+     "earlier fetch's answer was written last: fetch and write under one lock per object (a row lock, "
+     "select_for_update, or an advisory lock), so the answer of the latest fetch is the one kept"),
+    ("stale", [], STALE + ADVICE),  # never fetched: Stripe's advice stands
+    ("lost", ["active"], STALE + ADVICE),  # not a state finding
+])
+def test_a_state_finding_of_a_fetched_object_replaces_the_advice_to_fetch(check_id: str, served: list[str],
+                                                                          expected: str) -> None:
+    report = with_fetch_advice(_report(STALE + ADVICE, check_id), {"123": served}.get, ADVICE)  # type: ignore[arg-type]
+    assert report.checks[0].findings[0].message == expected
