@@ -20,8 +20,8 @@ import pytest
 from examples.receivers import PROJECT_ROOT
 from examples.receivers import config as receiver_config
 from hookproof.certify import certify
-from hookproof.reports.model import ScenarioReport
 from hookproof.demo import receiver_config as module_config
+from hookproof.reports.model import ScenarioReport
 from hookproof.scenarios.catalog import CATALOG, Context, Plan
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.holds import HOLD_MAX_S, HeldFetches, after_phases
