@@ -126,7 +126,8 @@ def _effectful(session: Session) -> list[int]:
     """Indexes of one event of each effectful type the receiver is sent, in the order the
     world's operations first make them: each operation once, those on no object first (a
     payment first, else an opened issue…), then, over `EFFECTFUL_ROUNDS` rounds, those on an
-    object an earlier one made (a refund of the checkout's order), each on its first object.
+    object an earlier one made (a refund of the checkout's order), each on its first object;
+    those closing the world (`WorldOps.closing`: Shopify's uninstall) after every other.
     With the team's counters, of each type that moves one (where any does), else of each
     effectful type; else the first event the receiver is sent at all. Raises ValueError when
     it is sent none."""
@@ -134,9 +135,11 @@ def _effectful(session: Session) -> list[int]:
     movers: dict[str, int] = {}
     effectful: dict[str, int] = {}
     applied: set[str] = set()
-    for _ in range(EFFECTFUL_ROUNDS):
+    closing = session.ops.closing
+    for round_no in range(EFFECTFUL_ROUNDS + 1):  # the operations closing the world (an uninstall) last
         legal = session.ops.legal(session.world)
-        fresh = [a for a in dict.fromkeys(action for action, _ in legal) if a not in applied]
+        fresh = [a for a in dict.fromkeys(action for action, _ in legal) if a not in applied
+                 and (a in closing) == (round_no == EFFECTFUL_ROUNDS)]
         on_none = {action for action, obj in legal if obj is None}
         # those on no object first, a payment first among them, where the world has one
         for action in sorted(fresh, key=lambda a: (a not in on_none, a != "pay")):

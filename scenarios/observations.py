@@ -431,6 +431,9 @@ class Expectations:
         provider: what findings say of the provider (`simulator.profiles.provider_words.
             ProviderWords`: its events' own time, what it does with an event it could not
             deliver), or None when the run does not say (a hand-built one).
+        erased: object ids a receiver may have erased on an event it was validly sent
+            (`Profile.erasable`: a Shopify shop's objects after its ``app/uninstalled``);
+            the state checks judge none of them, present or missing.
     """
 
     expected: Mapping[str, ExpectedEffect]
@@ -445,6 +448,7 @@ class Expectations:
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
     checked_foreign: AbstractSet[str] = frozenset()
     provider: ProviderWords | None = None
+    erased: AbstractSet[str] = frozenset()
 
     def is_money(self, business_key: str) -> bool:
         """True when `business_key` starts with one of `money_prefixes`."""
@@ -496,6 +500,19 @@ def world_event_id(a: Attempt) -> str | None:
     """The world's id of the event `a` delivered, read from its delivery id
     (``dlv_<event id>_<copy>``, `simulator.faults.Delivery`), or None for another shape."""
     return world_id_of_delivery(a.delivery_id)
+
+
+def attempted(events: Iterable[Event], attempts: Iterable[Attempt]) -> list[Event]:
+    """The events of `events` with a valid attempt among `attempts` (what a receiver may have
+    acted on: `Profile.erasable` reads them), matched by the attempt's event id or the world's
+    id in its delivery id (`world_event_id`)."""
+    sent: set[str] = set()
+    for a in attempts:
+        if a.valid:
+            sent.add(a.event_id)
+            if (w := world_event_id(a)) is not None:
+                sent.add(w)
+    return [e for e in events if e.id in sent]
 
 
 def world_id_of_delivery(did: str) -> str | None:

@@ -63,7 +63,7 @@ from hookproof.scenarios.fetched_states import (
 from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.leftovers import leftovers
-from hookproof.scenarios.observations import Expectations, Observation, expectations_from
+from hookproof.scenarios.observations import Expectations, Observation, attempted, expectations_from
 from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
@@ -705,6 +705,8 @@ class Runner:
                 servable = self.state_fields.servable(plan.world, servable)
             expectations = replace(expectations, servable=servable)
         self._walked.update(truth.kind for truth in expectations.truth.values())
+        if self.profile.account_wide_types and (erased := self.profile.erasable(attempted(events, attempts))):
+            expectations = replace(expectations, erased=erased)
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys),
                                    counter_events=counter_events(events, self.keys))
@@ -1087,6 +1089,8 @@ class Runner:
                                          max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
+        if self.profile.account_wide_types and (erased := self.profile.erasable(attempted(events, attempts))):
+            expectations = replace(expectations, erased=erased)
         success = self.profile.is_success  # a dropped answer the provider would have counted as delivered
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
                         or (a.outcome is Outcome.DROPPED and a.status is not None and success(a.status))]
@@ -1160,6 +1164,8 @@ def _shows_expected(obs: Observation, keys: frozenset[str], expectations: Expect
         return False
     if obs.state_kinds is not None or obs.states:
         for object_id, truth in expectations.truth_of_kinds(obs.state_kinds).items():
+            if object_id in expectations.erased:  # may never show again (a Shopify shop's app/uninstalled)
+                continue
             st = obs.state_of(object_id)
             if st is None or st.status != truth.final_status or (
                     st.version is not None and st.version != truth.final_version):

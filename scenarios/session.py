@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 from hookproof.scenarios.business_keys import counter_events, counter_keys, counter_truth, money_prefixes, scoped
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
-from hookproof.scenarios.observations import Expectations, Observation, expectations_from
+from hookproof.scenarios.observations import Expectations, Observation, attempted, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import (
@@ -585,7 +585,12 @@ class Session:
     def _servable(self, expectations: Expectations) -> Expectations:
         """`expectations` knowing every version the provider API could have served so far: the
         world is never advanced here, so each object's every version up to its current one
-        (a world operation changes an object before its events are delivered)."""
+        (a world operation changes an object before its events are delivered); and the objects
+        the receiver may have erased (`Profile.erasable`: a Shopify shop's after its uninstall)."""
+        profile = self.explore.profile
+        if profile.account_wide_types and (erased := profile.erasable(attempted(self.delivered_events(),
+                                                                                 self.history.attempts()))):
+            expectations = replace(expectations, erased=erased)
         if not expectations.truth or not getattr(self.world, "serves_api", True):
             return expectations
         servable = servable_states(self.world, expectations.truth.keys())

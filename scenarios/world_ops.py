@@ -61,6 +61,9 @@ class WorldOps:
             (the billing world's ``checkout``: a card, a delayed-method and a subscription-mode
             session), each with the kinds legal now as (action, kind) pairs: `focused`
             operations, drawn among few, offer each kind apart.
+        closing: the operations after which the world's objects change no more (Shopify's
+            ``uninstall``: the shop's orders are the app's no longer); a walk over every
+            operation plays them last (`scenarios.bursts`).
     """
 
     kind: str
@@ -69,6 +72,7 @@ class WorldOps:
     apply: Callable[[Any, str, "int | None"], None]
     moves: Mapping[str, str] = field(default_factory=dict, hash=False)
     kinds: Mapping[str, Callable[[Any], list[Action]]] = field(default_factory=dict, hash=False)
+    closing: frozenset[str] = frozenset()
 
 
 def _nth(world: Any, action: str, object_type: str, index: int | None) -> str:
@@ -467,13 +471,15 @@ SHOPIFY_ACTIONS: tuple[str, ...] = ("sign_up", "checkout", "checkout_manual", "m
 def _shopify_legal(world: Any) -> list[Action]:
     """Operations that move an order's ``financial_status`` come before those that leave it
     (a note, a customer's tag): `explore`'s reordering rules find a blind overwrite only
-    between two events of one order whose states differ, so those are drawn first."""
+    between two events of one order whose states differ, so those are drawn first. Only the
+    objects of the shop the app is installed on change (`ShopifyWorld.owns`): after an
+    uninstall, a checkout or a sign-up is a new shop's (`ShopifyWorld._next_shop`)."""
     out: list[Action] = [("sign_up", None), ("checkout", None), ("checkout_manual", None)]
     moves: list[Action] = []
     keeps: list[Action] = []
     for i, order in enumerate(world.objects("order")):
         o = world.peek(order)
-        if o["cancelled_at"] is not None:
+        if o["cancelled_at"] is not None or not world.owns(order):  # a shop that uninstalled the app: no more
             continue
         if o["financial_status"] == "pending":
             moves.append(("mark_paid", i))
@@ -483,8 +489,8 @@ def _shopify_legal(world: Any) -> list[Action]:
         if o["financial_status"] == "pending" or sum(li["current_quantity"] > 0 for li in o["line_items"]) >= 2:
             moves.append(("quick_cancel", i))
         keeps.append(("note", i))
-    out += moves + keeps + [("tag", i) for i in range(len(world.objects("customer")))]
-    if world.installed:
+    out += moves + keeps + [("tag", i) for i, c in enumerate(world.objects("customer")) if world.owns(c)]
+    if world.installed and not world.uninstalls:  # once: a named shop's second would owe its purge again
         out.append(("uninstall", None))
     return out
 
@@ -529,7 +535,8 @@ WORLD_OPS: Mapping[str, WorldOps] = {
     "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply,
                             MERCADOPAGO_MOVES),
     "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply, PADDLE_MOVES),
-    "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply, SHOPIFY_MOVES),
+    "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply, SHOPIFY_MOVES,
+                        closing=frozenset({"uninstall"})),
 }
 #: The billing world's operations with plan changes (`PRICED_ACTIONS`): a plan change moves
 #: the state of a subscription whose price the observer reads.

@@ -308,6 +308,12 @@ class Profile(ABC):
         `gives_up` (GitHub retries nothing)."""
         return self.retrying if self.retry_schedule_s else self.gives_up
 
+    def erasable(self, events: Iterable[Event]) -> frozenset[str]:
+        """The ids of the objects of `events` a receiver may have erased on one of `events` (a
+        shop's data on its ``app/uninstalled``): the state checks judge none of them
+        (`scenarios.observations.Expectations.erased`). None for most providers."""
+        return frozenset()
+
     def words(self) -> ProviderWords:
         """What findings say of this provider (`provider_words.ProviderWords`): its name,
         attempts per delivery (1 + `retry_schedule_s`), what it does while retrying and

@@ -23,7 +23,7 @@ import hashlib
 import hmac
 import random
 from dataclasses import replace
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
@@ -146,6 +146,23 @@ class ShopifyProfile(Profile):
     #: store"; apps drop a shop's data on ``app/uninstalled`` too.
     account_wide_types = ("app/uninstalled", "shop/redact")
     optional_noun = "optional Shopify topic"
+
+    def erasable(self, events: Iterable[Event]) -> frozenset[str]:
+        """The objects of a shop triggered before its ``app/uninstalled`` or ``shop/redact`` in
+        `events` (in the order Shopify triggered them, whatever the order sent; `account_wide_types`: "erase data for that
+        store", shopify.dev "Privacy law compliance"; apps drop a shop's data on its uninstall
+        too), and the customer and the orders a ``customers/redact`` names (its
+        ``orders_to_redact``). A shop's objects after its reinstall are not."""
+        seen: dict[str, set[str]] = {}
+        out: set[str] = set()
+        for e in sorted(events, key=lambda e: e.created_us):  # as triggered: a redelivery keeps its time
+            seen.setdefault(e.account, set()).add(e.object_id)
+            if e.type in self.account_wide_types:
+                out |= seen[e.account]
+            elif e.type == "customers/redact":
+                out.update(str(o) for o in e.object.get("orders_to_redact", ()))
+                out.add(str(e.object.get("customer", {}).get("id")))
+        return frozenset(out)
 
     def event_types(self) -> Mapping[str, str]:
         """Every topic the Shopify world emits, mapped to itself (Shopify's own names): of the

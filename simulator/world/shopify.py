@@ -159,16 +159,18 @@ class ShopifyWorld(RecordWorld):
                          step_us=step_us, api_version=SHOPIFY_API_VERSION)
         self.domain = shop_domain(self.account)
         self._fake = FakeData(seed)
+        self._owner: dict[str, int] = {}  # object id -> the id of the shop it belongs to (`_create`)
+        self._named = account is not None  # a config's shop: its app's one shop (`_next_shop`)
+        self._first_account = self.account
+        self._shops = 1  # the shops the app was installed on so far (`_next_shop`)
+        self.uninstalls = 0  # the app's uninstalls so far (`uninstall`: the stories tell the first only)
         self.shop_id = self.new_id(11)
         self.location_id = self.new_id(11)
         self.staff_id = self.new_id(11)
         self._next_number = 1001
         with self._fake() as fk:
             owner = fk.name()
-        created = ss.shop_time(self._now_us - 400 * 86_400_000_000)
-        self._create(str(self.shop_id), "shop", ss.shop(
-            self.shop_id, name=self.domain.split(".")[0].replace("-", " ").title(), domain=self.domain, owner=owner,
-            email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
+        self._create_shop(owner)
         self.products = [ss.Product(self.new_id(13), self.new_id(14), title, variant, f"SKU-{i + 1:03d}", cents, grams)
                          for i, (title, variant, cents, grams) in enumerate(_CATALOGUE)]
         self.fresh_ids.clear()  # the shop, its location, staff and products are every story's
@@ -182,6 +184,56 @@ class ShopifyWorld(RecordWorld):
         self.shop_redacted = False  # ``shop/redact`` was sent (`redact_shop`)
         self._action: list[str] | None = None  # inside `merchant_action`: its events' topics so far
         self._action_id: str | None = None  # inside `merchant_action`: its X-Shopify-Event-Id, once it emitted
+
+    def _create_shop(self, owner: str) -> None:
+        """The Shop resource of the shop the app is installed on now (`shop_id`, `domain`)."""
+        created = ss.shop_time(self._now_us - 400 * 86_400_000_000)
+        self._create(str(self.shop_id), "shop", ss.shop(
+            self.shop_id, name=self.domain.split(".")[0].replace("-", " ").title(), domain=self.domain, owner=owner,
+            email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
+
+    def _next_shop(self) -> None:
+        """After the app's uninstall, the next change is another shop's that installed it: Shopify
+        sends an app nothing more of a shop that uninstalled it (its webhook subscriptions go with
+        it), so a world telling more stories tells them of a new shop, ``<first shop>-2``, its own
+        id drawn apart from the world's draws (the ids of the stories after it do not move). A
+        config's named shop (an app of one shop) installs the app again instead: Shopify sends no
+        webhook of an install, and the shop's webhooks resume."""
+        if self._named:
+            self.installed = True
+            self.shop_redacted = False
+            return
+        self._shops += 1
+        self.account = f"{self._first_account}-{self._shops}"
+        self.domain = shop_domain(self.account)
+        draw = random.Random(f"shop:{self.seed}:{self._shops}")
+        while str(shop_id := draw.randrange(10 ** 10, 10 ** 11)) in self._objects:
+            pass
+        self.shop_id = shop_id
+        self.installed = True
+        self.shop_redacted = False
+        self._create_shop(f"Owner of {self.domain.split('.')[0]}")
+
+    def _installed_shop(self) -> None:
+        """A change about to be made belongs to a shop the app is installed on (`_next_shop`)."""
+        if not self.installed:
+            self._next_shop()
+
+    def owns(self, object_id: str) -> bool:
+        """True when `object_id` belongs to the shop the app is installed on now (the objects of a
+        shop that uninstalled it change no more: Shopify would tell the app nothing of it)."""
+        return self.installed and self._owner.get(object_id) == self.shop_id
+
+    def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
+        super()._create(object_id, object_type, snapshot)
+        self._owner[object_id] = self.shop_id
+
+    def _typed(self, object_id: str, object_type: str) -> dict[str, Any]:
+        current = super()._typed(object_id, object_type)
+        if object_type in ("order", "customer") and not self.owns(object_id):
+            raise WorldError(f"{object_type} {object_id} is shop {self._owner.get(object_id)}'s, which uninstalled "
+                             "the app: Shopify sends the app nothing more of it", object_id=object_id)
+        return current
 
     @contextmanager
     def merchant_action(self) -> Iterator[None]:
@@ -254,6 +306,7 @@ class ShopifyWorld(RecordWorld):
         """A customer signs up: emits ``customers/create``. Returns the customer id. A share
         (`NON_ASCII_SHARE`) are named, and live on a street named, in another locale
         (`CUSTOMER_LOCALES`), drawn from the seed like the rest."""
+        self._installed_shop()
         abroad = self._rng.random() < NON_ASCII_SHARE
         locale = CUSTOMER_LOCALES[self._rng.randrange(len(CUSTOMER_LOCALES))] if abroad else None
         with self._fake() as fk:
@@ -284,6 +337,9 @@ class ShopifyWorld(RecordWorld):
         """A checkout of `lines` products (one each): a new customer first when none is given
         (``customers/create``); ``orders/create``, then, paid by card, ``orders/paid`` about the
         same version. Returns the order id."""
+        self._installed_shop()
+        if customer is not None:
+            self._typed(customer, "customer")
         with self.merchant_action():
             cid = customer or self.create_customer()
             person = self._buyers[cid]
@@ -400,6 +456,7 @@ class ShopifyWorld(RecordWorld):
         if not self.installed:
             raise WorldError(f"the app is not installed on {self.domain}", object_id=str(self.shop_id))
         self.installed = False
+        self.uninstalls += 1
         self._update(str(self.shop_id), {"updated_at": ss.shop_time(self._tick())})
         self._emit("app/uninstalled", str(self.shop_id), key=f"purge:{self.shop_id}")
 
@@ -469,7 +526,7 @@ class ShopifyWorld(RecordWorld):
     def _uninstall_story(self) -> None:
         """The app uninstalled (the first time only), then, when the endpoint is sent it, the
         shop's ``shop/redact`` 48 hours later."""
-        if self.installed:
+        if self.installed and not self.uninstalls:
             self.uninstall()
             if "shop/redact" in self._compliance:
                 self.redact_shop()
@@ -587,6 +644,7 @@ class ShopifyWorld(RecordWorld):
         """A ``products/update`` (an app that handles orders has no such handler): not recorded. The
         product has its one variant (a product always has one; the one its orders' lines name)
         and its option; drawn from no random state, so the stories told after it are unchanged."""
+        self._installed_shop()
         at = self._tick()
         p = self.products[0]
         created, updated = ss.shop_time(at - 86_400_000_000), ss.shop_time(at)
