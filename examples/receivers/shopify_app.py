@@ -61,6 +61,11 @@ newer one instead.
 keeps ``financial_status`` newest-first but writes ``fulfillment_status`` from whichever order
 event arrives last, so an older ``orders/create`` (null) delivered after ``orders/fulfilled``
 leaves a shipped order unfulfilled (``stale``).
+`create_app(erase_on_uninstall=True)` is a variant as correct (``shopify_app_uninstall_erase``): on
+``app/uninstalled`` it also erases the stored orders of the shop named by ``X-Shopify-Shop-Domain``
+(the shop's session and data dropped as apps do on uninstall: the domain is the shop's key,
+``shopify.webhooks.validate`` returns it, and Shopify's Remix app template's uninstall handler
+deletes ``db.session.deleteMany({ where: { shop } })``).
 `create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
 ``orders/*`` topic it reads the order through the Admin REST API
 (``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
@@ -183,7 +188,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
                same_second: str = "triggered_at", claim_compliance: bool = True,
                verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
-               fulfillment_by_arrival: bool = False) -> FastAPI:
+               fulfillment_by_arrival: bool = False, erase_on_uninstall: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
     guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
@@ -255,6 +260,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                                (order.get("fulfillment_status"), str(order["id"])))
             if topic == "shop/redact":  # the shop's data erased: its orders
                 db.execute("DELETE FROM orders WHERE shop = ?", (body.get("shop_domain") or "",))
+            if topic == "app/uninstalled" and erase_on_uninstall:  # the shop that uninstalled the app, by its domain
+                db.execute("DELETE FROM orders WHERE shop = ?", (headers.get("x-shopify-shop-domain") or "",))
         return JSONResponse({"ok": True})
 
     return app
@@ -263,7 +270,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
          dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at",
          claim_compliance: bool = True, verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
-         fulfillment_by_arrival: bool = False) -> None:
+         fulfillment_by_arrival: bool = False, erase_on_uninstall: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -274,7 +281,7 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
                      same_second=same_second, claim_compliance=claim_compliance,
                      verify_compliance=verify_compliance, dedupe_by_event_id_alone=dedupe_by_event_id_alone,
-                     fulfillment_by_arrival=fulfillment_by_arrival))
+                     fulfillment_by_arrival=fulfillment_by_arrival, erase_on_uninstall=erase_on_uninstall))
 
 
 if __name__ == "__main__":
