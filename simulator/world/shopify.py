@@ -133,14 +133,16 @@ def shop_domain(account: str) -> str:
     return f"{shop or 'shop'}.myshopify.com"
 
 
-def own_shop(seed: int) -> str:
+def own_shop(seed: int, n: int = 0) -> str:
     """The shop of a world whose config names none: one of its own per seed, ``hookproof-`` and
     8 hex digits (as a Partner dashboard names a new development store ``quickstart-`` and 8), so
     the worlds of one run, each its own shop id, never share a domain: an app erasing a shop's
     data on ``shop/redact`` or ``app/uninstalled`` erases one scenario's (shopify.dev, "Privacy law
     compliance": ``shop_id`` and ``shop_domain`` name the store to erase). Drawn apart from the
-    world's own draws, so no other id of a seed moves."""
-    return f"hookproof-{random.Random(f'shop:{seed}').getrandbits(32):08x}"
+    world's own draws, so no other id of a seed moves. `n` > 0: the world's next shop of its own
+    (`ShopifyWorld.storm_story`'s, after its first shop's uninstall)."""
+    draws = random.Random(f"shop:{seed}:{n}" if n else f"shop:{seed}")
+    return f"hookproof-{draws.getrandbits(32):08x}"
 
 
 class ShopifyWorld(RecordWorld):
@@ -160,15 +162,16 @@ class ShopifyWorld(RecordWorld):
         self.domain = shop_domain(self.account)
         self._fake = FakeData(seed)
         self.shop_id = self.new_id(11)
+        # a shop of its own (no account named): a storm's copy, its shop id renamed, is another shop,
+        # its domain renamed with it (a domain names one shop id); a named shop is every copy's, its id kept
+        if account:
+            self.shared_ids.add(str(self.shop_id))
+        else:
+            self.copied_accounts.append(self.account)
         self.location_id = self.new_id(11)
         self.staff_id = self.new_id(11)
         self._next_number = 1001
-        with self._fake() as fk:
-            owner = fk.name()
-        created = ss.shop_time(self._now_us - 400 * 86_400_000_000)
-        self._create(str(self.shop_id), "shop", ss.shop(
-            self.shop_id, name=self.domain.split(".")[0].replace("-", " ").title(), domain=self.domain, owner=owner,
-            email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
+        self._open_shop()
         self.products = [ss.Product(self.new_id(13), self.new_id(14), title, variant, f"SKU-{i + 1:03d}", cents, grams)
                          for i, (title, variant, cents, grams) in enumerate(_CATALOGUE)]
         self.fresh_ids.clear()  # the shop, its location, staff and products are every story's
@@ -182,6 +185,7 @@ class ShopifyWorld(RecordWorld):
         self.shop_redacted = False  # ``shop/redact`` was sent (`redact_shop`)
         self._action: list[str] | None = None  # inside `merchant_action`: its events' topics so far
         self._action_id: str | None = None  # inside `merchant_action`: its X-Shopify-Event-Id, once it emitted
+        self._shops = 1  # the shops the world opened (`_next_shop`)
 
     @contextmanager
     def merchant_action(self) -> Iterator[None]:
@@ -474,11 +478,52 @@ class ShopifyWorld(RecordWorld):
             if "shop/redact" in self._compliance:
                 self.redact_shop()
 
+    def _next_shop(self) -> None:
+        """The app installed on the world's next shop of its own (`own_shop`'s ``n``-th): a new
+        shop id and domain, the same products, location and staff; what is emitted after is that
+        shop's (``Event.account``, ``X-Shopify-Shop-Domain``, the bodies' shop id and domain)."""
+        self.account = own_shop(self.seed, self._shops)
+        self._shops += 1
+        self.copied_accounts.append(self.account)
+        self.domain = shop_domain(self.account)
+        self.shop_id = self.new_id(11)
+        self._open_shop()
+        self.installed, self.shop_redacted = True, False
+
+    def _open_shop(self) -> None:
+        """The Shop resource of `shop_id` and `domain`, its owner drawn, opened 400 days ago."""
+        with self._fake() as fk:
+            owner = fk.name()
+        created = ss.shop_time(self._now_us - 400 * 86_400_000_000)
+        self._create(str(self.shop_id), "shop", ss.shop(
+            self.shop_id, name=self.domain.split(".")[0].replace("-", " ").title(), domain=self.domain, owner=owner,
+            email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
+
     # ---- stories ----------------------------------------------------------------------
-    def lifecycle(self) -> list[Event]:
+    def storm_story(self, index: int) -> list[Event]:
+        """Story `index` of a storm's mix (`loadtests.stories.play_story`), each storm copy's
+        shops its own (`copied_accounts`). A shop of the world's own: story 0 is its app
+        uninstalled (``app/uninstalled``, ``shop/redact`` 48 hours later when the endpoint is sent
+        it), after which the app is installed on the world's next shop (`_next_shop`), whose
+        lifecycles, never uninstalled, are the other stories: Shopify sends an app nothing from a
+        shop after its uninstall (shopify.dev, "Uninstall a Shopify app with an API request":
+        uninstalling "triggers cleanup tasks in Shopify. This includes deleting any registered
+        webhooks"), and an app erasing a shop's orders on ``app/uninstalled`` (by
+        ``X-Shopify-Shop-Domain``) erases none the storm goes on telling. A named shop
+        (``target.account``) is every copy's: its lifecycle without the uninstall, every story (one
+        shop is uninstalled once, and its uninstall would end what the storm tells of it)."""
+        if index == 0 and self._shops == 1 and self.copied_accounts:
+            start = len(self.events)
+            self._uninstall_story()
+            told = self.events[start:]
+            self._next_shop()
+            return told
+        return self.lifecycle(uninstall=False)
+
+    def lifecycle(self, *, uninstall: bool = True) -> list[Event]:
         """A shop's week in brief: every topic, in a legal order (``app/uninstalled`` the
-        first time only: the app is uninstalled once); to an endpoint sent a fulfilment topic
-        (`sent_only`), the customer's second order shipped in two parcels (`_shipped_order`); the
+        first time only: the app is uninstalled once; never with `uninstall` False); to an endpoint
+        sent a fulfilment topic (`sent_only`), the customer's second order shipped in two parcels (`_shipped_order`); the
         compliance topics the endpoint is sent about its customer before the uninstall,
         ``shop/redact`` 48 hours after it."""
         start = len(self.events)
@@ -492,7 +537,8 @@ class ShopifyWorld(RecordWorld):
         if self._fulfilment:
             self._shipped_order(cid)
         self._compliance_requests(cid)
-        self._uninstall_story()
+        if uninstall:
+            self._uninstall_story()
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
