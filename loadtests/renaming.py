@@ -17,12 +17,17 @@ inside its payloads) and renames each in its format:
   the copy number (the same length; 10**6 copies);
 - a GUID, a ULID or another id ending in 6 alphanumerics: those 6 characters replaced by
   the copy number in the id's own alphabet (hex, lowercase Crockford base32, base 62);
-- a name (a GitHub repository's): ``<name>-<copy, 6 base-36 digits>``;
+- a name (a GitHub repository's, a world's own account: Shopify's own shop, whose domain
+  ``<name>.myshopify.com`` stays a hostname): ``<name>-<copy, 6 base-36 digits>``;
 - a GitHub node id: re-encoded around its object's renamed number.
 
 `original(renamed_id)` goes back to the template id and the copy number: the provider API
 serves a renamed object from its template (`loadtests.storm_truth`). Ids the template
-shares across copies (the seller account, the App's own installation, people) are kept.
+shares across copies (the seller account, the App's own installation, people) are kept. A
+world's own account (`RecordWorld.copied_accounts`: a Shopify shop no config named) is not
+shared: its ids (the shop id) are renamed, so its name is too, ``Event.account`` included,
+and each copy is one shop of its own (one shop id per ``X-Shopify-Shop-Domain``); a named
+shop is every copy's, its id kept (`RecordWorld.shared_ids`).
 Pure; no Locust import.
 """
 
@@ -259,7 +264,10 @@ class IdRenamer:
             return cls._of_github(world)
         # a user catalog's world also makes ids inside its bodies (key fields: a refund's id)
         ids = [*world.objects(), *(e.id for e in world.events), *getattr(world, "fresh_ids", ())]
-        return cls._sorted(ids)
+        # a world's own accounts, renamed with its ids (Shopify's own shops: each copy's its own);
+        # the ids every copy shares kept (a named shop's id: one shop id per shop domain)
+        shared: set[str] = getattr(world, "shared_ids", set())
+        return cls._sorted([i for i in ids if i not in shared], names=frozenset(getattr(world, "copied_accounts", ())))
 
     @classmethod
     def _sorted(cls, ids: Iterable[str], **extra: Any) -> "IdRenamer":

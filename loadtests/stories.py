@@ -75,7 +75,8 @@ def template_world(kind: str, seed: int, *, live: bool = False, account: str | N
 def play_story(world: Any, index: int) -> list[Event]:
     """Story `index` of a storm's mix, played now: the world's `storm_story(index)` where it
     has one (GitHub's: its lifecycle, to an App sent the checks its last push's CI re-run after it,
-    then an issue and a pull request each closed, reopened and closed again, in turn), else its
+    then an issue and a pull request each closed, reopened and closed again, in turn; Shopify's:
+    its own shop's app uninstalled, then the next shop's lifecycles, never uninstalled), else its
     lifecycle. Each one's events."""
     mix = getattr(world, "storm_story", None)
     return list(mix(index) if mix is not None else world.lifecycle())

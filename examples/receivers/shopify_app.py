@@ -32,10 +32,6 @@ duplicate key is the shop, the topic and the Event-Id. This receiver:
   names, ``shop_domain``: "erase data for that store from your database", shopify.dev, "Privacy
   law compliance");
 - with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
-- with ``on_uninstall="erase"`` erases the shop's orders on its ``app/uninstalled`` too (apps
-  drop a shop's data on its uninstall; Shopify sends an app nothing more of the shop); with
-  ``"tombstone"`` it also acknowledges the shop's later webhooks without acting on them, which
-  loses the credit of an order paid before the uninstall whose ``orders/paid`` comes after it;
 - answers 200 to every other topic.
 
 `create_app(dedupe=False)` is its broken twin (``shopify_app_no_dedupe``): no claim, so a
@@ -65,6 +61,11 @@ newer one instead.
 keeps ``financial_status`` newest-first but writes ``fulfillment_status`` from whichever order
 event arrives last, so an older ``orders/create`` (null) delivered after ``orders/fulfilled``
 leaves a shipped order unfulfilled (``stale``).
+`create_app(erase_on_uninstall=True)` is a variant as correct (``shopify_app_uninstall_erase``): on
+``app/uninstalled`` it also erases the stored orders of the shop named by ``X-Shopify-Shop-Domain``
+(the shop's session and data dropped as apps do on uninstall: the domain is the shop's key,
+``shopify.webhooks.validate`` returns it, and Shopify's Remix app template's uninstall handler
+deletes ``db.session.deleteMany({ where: { shop } })``).
 `create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
 ``orders/*`` topic it reads the order through the Admin REST API
 (``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
@@ -106,7 +107,6 @@ CREATE TABLE IF NOT EXISTS credits (customer_id TEXT PRIMARY KEY, amount INTEGER
 CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL,
                                    triggered_ns INTEGER NOT NULL DEFAULT 0, fulfillment_status TEXT,
                                    shop TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS uninstalled (shop TEXT PRIMARY KEY);
 """
 
 #: How an order's stored state is guarded, by `create_app`'s ``same_second``: the stored row is
@@ -188,9 +188,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
                same_second: str = "triggered_at", claim_compliance: bool = True,
                verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
-               fulfillment_by_arrival: bool = False, on_uninstall: str = "keep") -> FastAPI:
-    """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`;
-    `on_uninstall`: ``keep``, ``erase`` or ``tombstone``)."""
+               fulfillment_by_arrival: bool = False, erase_on_uninstall: bool = False) -> FastAPI:
+    """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
     guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -235,11 +234,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
             claimed = event_id
         if dedupe_by_webhook_id:  # the broken twin: one subscription's delivery, not the event
             claimed = headers.get("x-shopify-webhook-id") or event_id
-        shop = headers.get("x-shopify-shop-domain") or ""
         with Transaction(database) as db:
-            if on_uninstall == "tombstone" and topic not in COMPLIANCE_TOPICS and db.execute(
-                    "SELECT 1 FROM uninstalled WHERE shop = ?", (shop,)).fetchone() is not None:
-                return JSONResponse({"ignored": "the app was uninstalled from this shop"})
             claims = dedupe and (claim_compliance or topic not in COMPLIANCE_TOPICS)
             if claims and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
@@ -265,10 +260,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                                (order.get("fulfillment_status"), str(order["id"])))
             if topic == "shop/redact":  # the shop's data erased: its orders
                 db.execute("DELETE FROM orders WHERE shop = ?", (body.get("shop_domain") or "",))
-            if topic == "app/uninstalled" and on_uninstall != "keep":  # its orders erased at once
-                db.execute("DELETE FROM orders WHERE shop = ?", (shop,))
-                if on_uninstall == "tombstone":  # and nothing more of the shop acted on
-                    db.execute("INSERT OR IGNORE INTO uninstalled (shop) VALUES (?)", (shop,))
+            if topic == "app/uninstalled" and erase_on_uninstall:  # the shop that uninstalled the app, by its domain
+                db.execute("DELETE FROM orders WHERE shop = ?", (headers.get("x-shopify-shop-domain") or "",))
         return JSONResponse({"ok": True})
 
     return app
@@ -277,7 +270,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
          dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at",
          claim_compliance: bool = True, verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False,
-         fulfillment_by_arrival: bool = False, on_uninstall: str = "keep") -> None:
+         fulfillment_by_arrival: bool = False, erase_on_uninstall: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -288,7 +281,7 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
                      same_second=same_second, claim_compliance=claim_compliance,
                      verify_compliance=verify_compliance, dedupe_by_event_id_alone=dedupe_by_event_id_alone,
-                     fulfillment_by_arrival=fulfillment_by_arrival, on_uninstall=on_uninstall))
+                     fulfillment_by_arrival=fulfillment_by_arrival, erase_on_uninstall=erase_on_uninstall))
 
 
 if __name__ == "__main__":

@@ -150,6 +150,13 @@ class RecordWorld(RecordReads):
         #: line item's), as text, oldest first: what a storm renames in each replay besides
         #: the objects' and events' ids (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
+        #: The accounts a storm renames in each copy along with the objects' ids (none: every copy
+        #: keeps `account`, a seller's or a shop the config names): those a world drew for itself
+        #: and whose ids are renamed with the copy (Shopify's own shops: a domain names one shop
+        #: id, so a copy with its own shop id is a shop of its own, `ShopifyWorld`).
+        self.copied_accounts: list[str] = []
+        #: Ids of objects every copy of a storm shares, kept as they are (a named Shopify shop's id).
+        self.shared_ids: set[str] = set()
 
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""

@@ -165,6 +165,12 @@ class ShopifyWorld(RecordWorld):
         self._shops = 1  # the shops the app was installed on so far (`_next_shop`)
         self.uninstalls = 0  # the app's uninstalls so far (`uninstall`: the stories tell the first only)
         self.shop_id = self.new_id(11)
+        # a shop of its own (no account named): a storm's copy, its shop id renamed, is another shop,
+        # its domain renamed with it (a domain names one shop id); a named shop is every copy's, its id kept
+        if account:
+            self.shared_ids.add(str(self.shop_id))
+        else:
+            self.copied_accounts.append(self.account)
         self.location_id = self.new_id(11)
         self.staff_id = self.new_id(11)
         self._next_number = 1001
@@ -205,6 +211,7 @@ class ShopifyWorld(RecordWorld):
             return
         self._shops += 1
         self.account = f"{self._first_account}-{self._shops}"
+        self.copied_accounts.append(self.account)  # a storm's copy renames it with its shop id
         self.domain = shop_domain(self.account)
         draw = random.Random(f"shop:{self.seed}:{self._shops}")
         while str(shop_id := draw.randrange(10 ** 10, 10 ** 11)) in self._objects:
@@ -532,10 +539,30 @@ class ShopifyWorld(RecordWorld):
                 self.redact_shop()
 
     # ---- stories ----------------------------------------------------------------------
-    def lifecycle(self) -> list[Event]:
+    def storm_story(self, index: int) -> list[Event]:
+        """Story `index` of a storm's mix (`loadtests.stories.play_story`), each storm copy's
+        shops its own (`copied_accounts`). A shop of the world's own: story 0 is its app
+        uninstalled (``app/uninstalled``, ``shop/redact`` 48 hours later when the endpoint is sent
+        it), after which the app is installed on the world's next shop (`_next_shop`), whose
+        lifecycles, never uninstalled, are the other stories: Shopify sends an app nothing from a
+        shop after its uninstall (shopify.dev, "Uninstall a Shopify app with an API request":
+        uninstalling "triggers cleanup tasks in Shopify. This includes deleting any registered
+        webhooks"), and an app erasing a shop's orders on ``app/uninstalled`` (by
+        ``X-Shopify-Shop-Domain``) erases none the storm goes on telling. A named shop
+        (``target.account``) is every copy's: its lifecycle without the uninstall, every story (one
+        shop is uninstalled once, and its uninstall would end what the storm tells of it)."""
+        if index == 0 and self._shops == 1 and self.copied_accounts:
+            start = len(self.events)
+            self._uninstall_story()
+            told = self.events[start:]
+            self._next_shop()
+            return told
+        return self.lifecycle(uninstall=False)
+
+    def lifecycle(self, *, uninstall: bool = True) -> list[Event]:
         """A shop's week in brief: every topic, in a legal order (``app/uninstalled`` the
-        first time only: the app is uninstalled once); to an endpoint sent a fulfilment topic
-        (`sent_only`), the customer's second order shipped in two parcels (`_shipped_order`); the
+        first time only: the app is uninstalled once; never with `uninstall` False); to an endpoint
+        sent a fulfilment topic (`sent_only`), the customer's second order shipped in two parcels (`_shipped_order`); the
         compliance topics the endpoint is sent about its customer before the uninstall,
         ``shop/redact`` 48 hours after it."""
         start = len(self.events)
@@ -549,7 +576,8 @@ class ShopifyWorld(RecordWorld):
         if self._fulfilment:
             self._shipped_order(cid)
         self._compliance_requests(cid)
-        self._uninstall_story()
+        if uninstall:
+            self._uninstall_story()
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:

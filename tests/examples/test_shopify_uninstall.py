@@ -94,7 +94,7 @@ def test_a_receiver_erasing_a_shop_on_its_uninstall_passes_the_whole_catalog(tmp
     cfg = erasing_config(tmp_path, None)
     assert cfg.target.start is not None
     start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
-        "examples.receivers.shopify_app", "tests.examples.shopify_app_uninstall_erase")})
+        "examples.receivers.shopify_app", "examples.receivers.shopify_app_uninstall_erase")})
     cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
     report = certify(cfg, out_dir=tmp_path / "report").report
     ran = [s for s in report.scenarios if s.verdict != "not_applicable"]

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -23,7 +24,15 @@ import pytest
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.renaming import MAX_SAFE_INT, IdRenamer
 from hookproof.loadtests.spec import StormSpec
-from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, renamed, template_world
+from hookproof.loadtests.stories import (
+    STORIES,
+    Rendered,
+    StoryBook,
+    play_stories,
+    process_seed,
+    renamed,
+    template_world,
+)
 from hookproof.loadtests.storm_truth import served_world, storm_truth
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.scenarios.state_words import NamedState
@@ -32,6 +41,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import GitHubWorld
+from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS
 from tests.loadtests.storm_batch import StormBatch, storm_batch
 from tests.support import free_port, require_service
 
@@ -162,6 +172,92 @@ def test_a_checks_app_s_storm_sends_every_checks_type_its_re_runs_and_clicks_fre
                   for i, t in enumerate(story) if t.type == "check_run.requested_action"]
         assert [str(e.business_key).rsplit(":", 1)[1] for e in clicks] == [e.id for e in clicks]
         assert len({e.business_key for e in clicks}) == 2
+
+
+_HOSTNAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.myshopify\.com$")
+_STATUS_URL = re.compile(r"^https://([^/]+)/(\d+)/orders/")
+
+
+def _shops_told(rendered: list[Rendered]) -> tuple[dict[str, set[int]], dict[int, set[str]]]:
+    """Of rendered Shopify deliveries: domain -> the shop ids told with it, and shop id -> the
+    domains, over every place either is (header, ``Event.account``, Shop resource, compliance
+    payloads, ``order_status_url``, ``purge:``/``erase:`` keys)."""
+    ids: dict[str, set[int]] = {}
+    domains: dict[int, set[str]] = {}
+
+    def pair(domain: str, shop_id: int) -> None:
+        ids.setdefault(domain, set()).add(shop_id)
+        domains.setdefault(shop_id, set()).add(domain)
+
+    for r in rendered:
+        assert r.envelope is not None
+        body, header = json.loads(r.envelope.body), r.envelope.headers["X-Shopify-Shop-Domain"]
+        assert header == f"{r.event.account}.myshopify.com" and _HOSTNAME.match(header), header
+        pair(header, -1)  # every header named, shop id or not
+        if r.event.type == "app/uninstalled":
+            assert body["domain"] == body["myshopify_domain"] == header and body["email"].endswith("@" + header)
+            pair(header, body["id"])
+            assert r.event.business_key == f"purge:{body['id']}"
+        if "shop_id" in body:  # the compliance payloads
+            assert body["shop_domain"] == header
+            pair(header, body["shop_id"])
+            if r.event.type == "shop/redact":
+                assert r.event.business_key == f"erase:{body['shop_id']}"
+        if "order_status_url" in body:
+            host, shop_id = _STATUS_URL.match(body["order_status_url"]).groups()  # type: ignore[union-attr]
+            assert host == header
+            pair(header, int(shop_id))
+    for domain in ids:
+        ids[domain].discard(-1)
+    domains.pop(-1, None)
+    return ids, domains
+
+
+def _shopify_book(account: str | None = None) -> tuple[StoryBook, object]:
+    profile = get_profile("shopify", subscribed=SHOPIFY_COMPLIANCE_TOPICS)
+    world = template_world("shopify", 7, start_us=START_US, account=account)
+    world.sent_only(lambda t: profile.provider_type(t) is not None)
+    return StoryBook(world, profile, lambda e: True, stories=4), world
+
+
+def test_each_copy_of_a_shopify_story_is_shops_of_its_own() -> None:
+    """A domain names one shop id: in a copy, every delivery's ``X-Shopify-Shop-Domain`` and the
+    shop ids and domains of its bodies name one shop each, no two copies share one, and a shop's
+    uninstall is the last it tells (an app erasing a shop's orders on ``app/uninstalled`` by its
+    domain erases no other copy's, nor any order told after)."""
+    book, world = _shopify_book()
+    told: list[tuple[dict[str, set[int]], dict[int, set[str]]]] = []
+    served = served_world(world, book.renamer)
+    for copy_no in (1, 2, book.max_copies - 1):
+        rendered = [book.render(s, i, copy_no) for s, story in enumerate(book.templates) for i in range(len(story))]
+        assert {r.event.type for r in rendered} >= {"app/uninstalled", "shop/redact", "customers/redact", "orders/paid"}
+        ids, domains = _shops_told(rendered)
+        assert len(ids) == 2 and all(len(v) == 1 for v in ids.values()), ids  # the uninstalled shop, the next one
+        assert all(len(v) == 1 for v in domains.values()), domains
+        uninstalled = next(r for r in rendered if r.event.type == "app/uninstalled").envelope.headers  # type: ignore[union-attr]
+        after = rendered[[r.event.type for r in rendered].index("app/uninstalled") + 1:]
+        assert [r.event.type for r in after if r.envelope.headers == uninstalled] == []  # type: ignore[union-attr]
+        assert all(r.envelope.headers["X-Shopify-Shop-Domain"] != uninstalled["X-Shopify-Shop-Domain"]  # type: ignore[union-attr]
+                   for r in after if r.event.type != "shop/redact")
+        order = next(r.event for r in rendered if r.event.type == "orders/paid")
+        served_url = served.get(order.object_id)["order_status_url"]  # the provider API serves the copy's shop
+        assert _STATUS_URL.match(served_url).group(1) == f"{order.account}.myshopify.com"  # type: ignore[union-attr]
+        told.append((ids, domains))
+    for (a, a_ids), (b, b_ids) in zip(told, told[1:]):
+        assert not set(a) & set(b) and not set(a_ids) & set(b_ids)
+
+
+def test_every_copy_of_a_named_shop_is_that_shop_never_uninstalled() -> None:
+    """``target.account`` names one shop: every copy's deliveries are its, with its one shop id,
+    and no copy uninstalls it (one shop is uninstalled once: N copies' uninstalls of one shop
+    would erase every other copy's orders)."""
+    book, world = _shopify_book("acme")
+    rendered = [book.render(s, i, c) for c in (1, 2, 3) for s, story in enumerate(book.templates)
+                for i in range(len(story))]
+    ids, domains = _shops_told(rendered)
+    assert ids == {"acme.myshopify.com": {world.shop_id}} and domains == {world.shop_id: {"acme.myshopify.com"}}  # type: ignore[attr-defined]
+    assert not {"app/uninstalled", "shop/redact"} & {r.event.type for r in rendered}
+    assert "customers/redact" in {r.event.type for r in rendered}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -448,6 +544,8 @@ STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]
         _provider_storm("github_app_by_number", "--reorder-window", "1", "--related", "0", "--rate", "16"),
     "test_a_shopify_storm_fails_the_twin_claiming_webhook_ids_with_duplicated/storm":
         _provider_storm("shopify_app_dedupe_by_webhook_id", "--duplicates", "0"),
+    "test_a_shopify_storm_passes_the_app_erasing_a_shop_s_orders_on_uninstall/storm":
+        _provider_storm("shopify_app_uninstall_erase", "--users", "3"),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[one-process]/storm": lambda d: (d, _billing_storm(d)),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[two-workers]/storm":
         lambda d: (d, _billing_storm(d, "--workers", "2", "--related", "0.2", "--api-transient", "0.2")),
@@ -499,6 +597,27 @@ def test_a_shopify_storm_fails_the_twin_claiming_webhook_ids_with_duplicated(
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert failing_checks(tmp_path / "out").get("duplicated", 0) > 0, result.stdout
+
+
+@pytest.mark.slow
+def test_a_shopify_storm_passes_the_app_erasing_a_shop_s_orders_on_uninstall(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    """An app erasing a shop's stored orders on ``app/uninstalled``, the shop keyed by
+    ``X-Shopify-Shop-Domain`` as apps key shops, is correct: each storm copy is shops of its own
+    (one shop id per domain) and a shop tells nothing after its uninstall, so each uninstall erases
+    no order the storm judges, and each copy's ``purge:`` is applied once."""
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
+    assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    history = load_history(tmp_path / "out" / "history.sqlite")
+    owed = {a.business_key for a in history if a.event_type == "app/uninstalled" and a.outcome == "acked"}
+    database = sqlite3.connect(tmp_path / "shopify_app_uninstall_erase.sqlite")
+    purged = [k for (k,) in database.execute("SELECT business_key FROM effects WHERE business_key LIKE 'purge:%'")]
+    shops = {s for (s,) in database.execute("SELECT DISTINCT shop FROM orders")}
+    database.close()
+    # a copy's uninstall may still sit in its user's reorder buffer at the load's end
+    assert owed and sorted(purged) == sorted(owed), (owed, purged)  # each uninstalled shop purged once
+    assert len(shops) >= 2 and all(_HOSTNAME.match(s) for s in shops), shops  # the copies' shops kept their orders
 
 
 def _second_of_each_object(history: list[Attempt], event_type: str) -> dict[str, str]:
