@@ -28,6 +28,7 @@ from hookproof.headline import (
     HEADLINE_PREFIX,
     first_answer,
     leftovers_headline,
+    raw_body_headline,
     refused_events,
     refused_headline,
     secret_sources,
@@ -851,7 +852,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     # else one type's effects never applied, a type the receiver does not handle)
     headline = leftovers_headline(report) or refused_headline(report, secret_sources(config.target.secret),
                                                               quote=quote, fetched=fetched) \
-        or unhandled_headline(report)
+        or raw_body_headline(report) or unhandled_headline(report)
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 

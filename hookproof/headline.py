@@ -166,6 +166,48 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
 LEFTOVERS_SHOWN = 3
 
 
+#: The scenario whose failure says the receiver verifies a re-serialised body (`raw_body_headline`).
+RESERIALIZED = "reserialized-body"
+
+#: Event types a `raw_body_headline` names (the rest are counted).
+TYPES_SHOWN = 3
+
+
+def raw_body_headline(report: "RunReport") -> str | None:
+    """The headline of a run in which the receiver refused its valid delivery in other JSON bytes
+    (`RESERIALIZED` failed on ``valid_not_rejected``) and, in other scenarios, refused some valid
+    deliveries with 400, 401 or 403 (never acknowledged) while acknowledging others: it verifies
+    the signature over a body it parsed and serialised again, which matches the provider's bytes
+    only for some bodies (``JSON.stringify`` writes ``18.0`` as ``18``); None otherwise. The
+    refused events' types are named, at most `TYPES_SHOWN`."""
+    by_id = {s.id: s for s in report.scenarios}
+    if (resent := by_id.get(RESERIALIZED)) is None or not any(
+            f.check_id == "valid_not_rejected" for f in resent.findings):
+        return None
+    refused: dict[str, str] = {}
+    acked: set[str] = set()
+    for s in report.scenarios:
+        if s.id == RESERIALIZED:
+            continue
+        for a in s.attempts:
+            if not a.valid:
+                continue
+            if a.outcome == "acked":
+                acked.add(a.event_id)
+            elif a.status in (*AUTH_STATUSES, BAD_REQUEST):
+                refused.setdefault(a.event_id, a.event_type)
+    refused = {e: t for e, t in refused.items() if e not in acked}
+    if not refused or not acked:
+        return None
+    types = list(dict.fromkeys(refused.values()))
+    shown = ", ".join(types[:TYPES_SHOWN]) + (f" and {len(types) - TYPES_SHOWN} more" if len(types) > TYPES_SHOWN else "")
+    return (f"{HEADLINE_PREFIX}the receiver verifies the signature over a body it parsed and serialised again, not "
+            f"the bytes received: it refused {RESERIALIZED}'s valid delivery, and {len(refused)} valid event(s) of "
+            f"other scenarios ({shown}) were refused while others were acknowledged; a re-serialised body matches "
+            "the provider's bytes only where nothing changes (a number written 18.0 comes back 18, escapes, key "
+            "order): verify the raw body (express.raw, request.get_data(), await request.body())")
+
+
 def leftovers_headline(report: "RunReport") -> str | None:
     """The headline of `report` when some scenario was not judged because the receiver
     already held its keys or objects before its first delivery (an ``error`` whose reason
