@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, Sequence, Union
@@ -18,8 +19,6 @@ from hookproof.simulator.faults import Mutation
 
 #: Version tag of the schedule file format.
 SCHEDULE_FORMAT = "hookproof-schedule/1"
-#: Where the provider clock starts (an exact second: 2026-01-01T00:00:00Z), in microseconds.
-CLOCK_START_US = 1_767_225_600 * 1_000_000
 #: Largest step of the provider clock between two changes, microseconds. Changes made by one
 #: operation share a second, as they do at a real provider; the next operation happens a
 #: second later at least (`world_ops.apply_action`), a renewal at its period's end, and
@@ -34,6 +33,18 @@ CONCURRENT_OPS: frozenset[str] = frozenset({"burst", "burst_related"})
 #: Answers the provider API may give an object's next fetch (`api_fault`): 404 "not visible
 #: yet", or a server error, once; then it recovers (the catalog's `provider-api-transient`).
 API_FAULT_STATUSES: tuple[int, ...] = (404, 500, 503)
+
+
+def clock_start_us() -> int:
+    """Where the provider clock of an explore example's world, or a replay's, starts: the
+    current whole second, unix microseconds, so its events are dated on the run's day, as
+    certify's are: a receiver comparing a webhook's timestamp with the current time, as
+    shopify.dev/docs/apps/build/webhooks/best-practices ("Manage delays") advises, sees a fresh
+    event. A
+    schedule file records no clock: what a world emits, its ids and the operations it allows do
+    not depend on where its clock starts (only the times do, and the period Paddle's ``dunning:``
+    keys name), so a replay starts at its own run's time and plays the same story."""
+    return int(time.time()) * 1_000_000
 
 
 # ---- schedules ------------------------------------------------------------------------
@@ -442,7 +453,7 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *, worl
         world_ops = ops_for(kind, priced=True)  # a schedule may change a plan (a price read as state)
     except ValueError as exc:
         raise bad(f"profile: {exc}") from None
-    world = new_world_of(kind, run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    world = new_world_of(kind, run_seed, start_us=clock_start_us(), step_us=CLOCK_STEP_US)
     if tell is not None:
         tell(world)
     ops = ("emit", "advance_clock", "api_fault", *DELIVERY_OPS)

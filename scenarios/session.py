@@ -24,12 +24,12 @@ from hookproof.scenarios.observations import Expectations, Observation, attempte
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import (
-    CLOCK_START_US,
     CLOCK_STEP_US,
     UNSENT_MARK,
     Failure,
     Step,
     attempt_outcome,
+    clock_start_us,
 )
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.small_pass import expectations_and_index
@@ -141,7 +141,7 @@ class Session:
         fields = explore.state_fields
         self.ops = _search_ops(explore, priced=fields is not None and "subscription" in fields.kinds())
         self.world = _told(explore, session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
-                                                  account=explore.account, start_us=CLOCK_START_US,
+                                                  account=explore.account, start_us=clock_start_us(),
                                                   step_us=CLOCK_STEP_US))
         self.provider_state = provider_state
         if provider_state is not None:

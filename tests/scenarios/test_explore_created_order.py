@@ -26,7 +26,7 @@ import pytest
 
 from examples.receivers.pool import ReceiverPool
 from hookproof.scenarios.observations import Observation
-from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US
+from hookproof.scenarios.schedules import CLOCK_STEP_US, clock_start_us
 from hookproof.scenarios.statemachine import Prepared, Step, explore, replay
 from hookproof.scenarios.world_ops import apply_action
 from hookproof.simulator.server.state import ServerState
@@ -82,7 +82,7 @@ def _pool(name: str, tmp_path: Path, provider: ServerState) -> ReceiverPool:
 
 
 def _explore_world() -> World:
-    return World(5, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    return World(5, start_us=clock_start_us(), step_us=CLOCK_STEP_US)
 
 
 def test_each_operation_happens_in_a_later_second() -> None:
