@@ -35,6 +35,7 @@ from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from tests.scenarios.test_explore_worlds import ProviderReceivers
+from tests.support import read_body
 
 #: How far ahead of the run an example's events may be dated: its clock moves a second at least
 #: per operation (`world_ops.apply_action`), faster than the wall clock; none of these stories
@@ -55,11 +56,7 @@ class Recorder:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         self.requests.append(({k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}, body))
         given = False
 

@@ -35,6 +35,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import World, events_of_type
 from tests.hostile.harness import ROOT, child_env
 from tests.hostile.servers import Connection, HostileServer
+from tests.support import read_body
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -207,11 +208,7 @@ class _FiveHundredFirst:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         event_id = json.loads(body)["id"]
         self.seen[event_id] += 1
         status = 500 if self.seen[event_id] == 1 else 200
