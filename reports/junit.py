@@ -4,8 +4,9 @@ One ``<testsuite>`` per scenario (name = scenario id), one ``<testcase>`` per ch
 (classname = scenario id, name = check id):
 
 - valid: a passing test case (advisories go to its ``<system-out>``);
-- invalid: ``<failure message=... type=check_id>`` whose text is the findings, one line
-  each with the business key and the attempt indexes;
+- invalid: ``<failure message=... type=check_id>``, its message the check's detail and its
+  first finding (`FIRST_SHOWN` characters), its text the findings, one line each with the
+  business key and the attempt indexes;
 - unknown: ``<error>``, with the check's detail and findings;
 - not applicable: ``<skipped message=reason>``.
 
@@ -36,6 +37,10 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 #: Name of the stand-in test case of a scenario without check results.
 SCENARIO_CASE = "scenario"
+
+#: Characters of a check's first finding a failure's ``message`` shows after its detail (the
+#: attribute a CI's test view shows; the whole findings are the failure's text).
+FIRST_SHOWN = 200
 
 
 @dataclass
@@ -170,6 +175,10 @@ def _check_case(scenario: ScenarioReport, check: CheckView, lines: _Lines) -> tu
     elif check.verdict == "invalid":
         kind = "failure"
         message = one_line(check.detail) or (f"{findings} finding(s)" if findings else "invalid")
+        first = next((f for f in check.findings if f.severity == "finding"), None)
+        if first is not None:  # what a CI's test view shows of the case: the count, then the first finding
+            said = finding_line(first)
+            message += f": {said if len(said) <= FIRST_SHOWN else said[:FIRST_SHOWN - 1] + '…'}"
         failure = ET.SubElement(case, "failure", {"message": _x(message), "type": _x(check.check_id)})
         failure.text = lines.stand_in(finding_lines) if findings else None
     elif check.verdict == "valid":

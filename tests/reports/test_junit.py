@@ -54,7 +54,9 @@ def test_failure_lists_each_finding_with_key_and_attempts(run_report: RunReport)
     failure = suites["sender-timeout"].find("testcase[@name='duplicated']/failure")
     assert failure is not None
     assert failure.get("type") == "duplicated"
-    assert failure.get("message") == "1 key applied more than once"
+    assert failure.get("message") == (  # a CI's test view shows the message: the count, then the first finding
+        '1 key applied more than once: [license:pay_2002] applied 2 times (observation 3 at 1717243202.500); '
+        'expected <= 1 & "once" (attempts #3, #4, #5)')
     assert (failure.text or "").splitlines() == [
         '[license:pay_2002] applied 2 times (observation 3 at 1717243202.500); expected <= 1 & "once" '
         "(attempts #3, #4, #5)"
@@ -100,7 +102,16 @@ def test_characters_xml_cannot_carry_are_dropped(run_report: RunReport) -> None:
     scenario = replace(run_report.scenarios[1], checks=(check,))
     _, suites = _suites(replace(run_report, scenarios=(scenario,)))
     failure = suites["sender-timeout"].find("testcase/failure")
-    assert failure is not None and failure.text == "[k] bell and <tag>" and failure.get("message") == "ctl"
+    assert failure is not None and failure.text == "[k] bell and <tag>" and failure.get("message") == "ctl: [k] bell and <tag>"
+
+
+def test_a_long_first_finding_is_cut_in_the_message_never_in_the_text(run_report: RunReport) -> None:
+    long = FindingView("lost", "k", "x" * 500, "finding")
+    check = CheckView("lost", "invalid", findings=(long,), detail="1 finding(s)")
+    _, suites = _suites(replace(run_report, scenarios=(replace(run_report.scenarios[1], checks=(check,)),)))
+    failure = suites["sender-timeout"].find("testcase/failure")
+    assert failure is not None and failure.text == "[k] " + "x" * 500
+    assert failure.get("message") == "1 finding(s): [k] " + "x" * 195 + "…"
 
 
 def test_each_finding_line_escaped_in_its_case_written_line_by_line(run_report: RunReport) -> None:
