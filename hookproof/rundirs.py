@@ -193,13 +193,27 @@ def run_out(out: Path | None, command: str, *, force: bool = False) -> Path:
 
 
 def latest_history(root: Path = DEFAULT_ROOT) -> Path | None:
-    """The history.sqlite of the newest run under `root` that has one (by the UTC time in
-    the folder's name), or None."""
-    found: list[tuple[str, Path]] = []
+    """The history.sqlite of the newest run under `root` that has one, or None: by the UTC time
+    in the folder's name (`run_dir_name`), or for a folder named otherwise (an ``--out`` under
+    it, ``hookproof-reports/ci``) by when its history was last written."""
+    found: list[tuple[float, str, Path]] = []
     with contextlib.suppress(OSError):
         for child in root.iterdir():
             history = child / "history.sqlite"
             if child.name != LATEST and not child.is_symlink() and history.is_file():
-                stamp = child.name.split("-", 1)[1] if "-" in child.name else ""
-                found.append((stamp, history))
-    return max(found)[1] if found else None
+                found.append((_run_time(child.name, history), child.name, history))
+    return max(found)[2] if found else None
+
+
+def _run_time(name: str, history: Path) -> float:
+    """When the run in folder `name` ran, seconds since the epoch: its name's UTC time, else its
+    `history`'s modification time."""
+    import calendar
+    import re
+
+    if (stamp := re.search(r"-(\d{8}T\d{6}Z)(?:-\d+)?$", name)) is not None:  # certify-<time>, or -2 after it
+        with contextlib.suppress(ValueError):
+            return float(calendar.timegm(time.strptime(stamp[1], TIME_FORMAT)))
+    with contextlib.suppress(OSError):
+        return history.stat().st_mtime
+    return 0.0

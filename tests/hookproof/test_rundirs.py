@@ -34,6 +34,26 @@ def test_the_newest_history_is_found_by_the_time_in_the_name(tmp_path: Path) -> 
     assert newest_without.is_dir() and latest_history(tmp_path / "nothing-here") is None
 
 
+def test_a_folder_named_otherwise_is_dated_by_its_history(tmp_path: Path) -> None:
+    """A trial's ``--out hookproof-reports/ci-twin`` was taken for the newest run (its name sorted
+    after every time) while ``latest`` named a newer storm's: a folder without a time in its name
+    is dated by when its history was written."""
+    import os
+
+    named = tmp_path / "ci-twin"
+    named.mkdir()
+    (named / "history.sqlite").write_bytes(b"")
+    os.utime(named / "history.sqlite", (AT, AT))
+    storm = new_run_dir("storm", tmp_path, at_s=AT + 3600)
+    (storm / "history.sqlite").write_bytes(b"")
+    again = new_run_dir("storm", tmp_path, at_s=AT + 3600)  # the same second: storm-<time>-2
+    assert again.name.endswith("-2")
+    (again / "history.sqlite").write_bytes(b"")
+    assert latest_history(tmp_path) == again / "history.sqlite"  # the later of one second
+    os.utime(named / "history.sqlite", (AT + 7200, AT + 7200))  # certify --out ci-twin ran after them
+    assert latest_history(tmp_path) == named / "history.sqlite"
+
+
 def test_out_is_refused_when_it_holds_another_command_s_results(tmp_path: Path) -> None:
     out = tmp_path / "ci"
     claim_out(out, "certify")
