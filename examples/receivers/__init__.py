@@ -103,6 +103,13 @@ FULFILMENT_TWINS: dict[str, str] = {
     "shopify_app_fulfillment_by_arrival": "shopify",
 }
 
+#: Correct variants of provider receivers tested in the runs their variation is about (an app
+#: erasing a shop's orders on ``app/uninstalled``: tests/examples/test_shopify_uninstall.py,
+#: tests/loadtests/test_storm_worlds.py), not in the full-catalog matrix.
+VARIANTS: dict[str, str] = {
+    "shopify_app_uninstall_erase": "shopify",
+}
+
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -29,6 +29,7 @@ from examples.receivers import (
     RECEIVERS,
     SCENARIO_TWINS,
     SINK,
+    VARIANTS,
     load,
 )
 from hookproof.receivers import (
@@ -456,7 +457,7 @@ def test_business_keys_match_the_worlds_contract() -> None:
 def test_registry_lists_every_module() -> None:
     modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem not in ("__init__", "pool")}
     assert modules == (set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS) | set(COMPLIANCE_TWINS)
-                       | set(FULFILMENT_TWINS))
+                       | set(FULFILMENT_TWINS) | set(VARIANTS))
     assert len(CORRECT) == 7 and len(BROKEN) == 30
     frameworks = {}
     for name in RECEIVERS:
