@@ -130,8 +130,8 @@ def test_explore_passes_the_receiver_and_finds_its_twin_s_price_going_back(tmp_p
         ended = re.match(r"final state is active, price=(price_\w+) .*, the provider's is active, price=(price_\w+) ",
                          findings[-1][1])
         assert ended and ended.group(1) != ended.group(2), findings
-        if checks[0] == "regressed":
-            assert (ended.group(1), ended.group(2)) == (went.group(3), went.group(1)), findings
+        if checks[0] == "regressed":  # it ended on the price it went back to (the provider's may be a third,
+            assert ended.group(1) == went.group(3), findings  # when the schedule changed the plan once more)
     schedule = json.loads((tmp_path / "twin" / "out" / "failing-schedule.json").read_text(encoding="utf-8"))
     # a plan change of one of the search's subscriptions (seed 7's search changes its second's)
     change = next(s for s in schedule["steps"] if s.get("action") == "change_plan")
