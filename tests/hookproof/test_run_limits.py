@@ -296,7 +296,8 @@ effects = "SELECT business_key FROM effects"
 scenarios = ["duplicate-sequential", "reorder"]
 retry_budget_s = 1
 """, encoding="utf-8")  # the catalog's schedule (0.29 s at its time scale) fits the budget: it runs side by side
-    run = run_hookproof("certify", "--config", str(config), "--chaos", "--out", str(tmp_path / "out"),
+    # --keep-going: a receiver refusing every delivery with 400 would stop the run after its first scenario
+    run = run_hookproof("certify", "--config", str(config), "--chaos", "--keep-going", "--out", str(tmp_path / "out"),
                         "--max-duration", "150s", timeout_s=240, cwd=tmp_path)
     assert run.returncode == 1, run
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
