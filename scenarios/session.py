@@ -571,25 +571,24 @@ class Session:
         try:
             expectations, index = expectations_and_index(events, attempts, self.observations, **options)
         except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks
-            expectations = self._servable(expectations_from(events, attempts, **options))
+            expectations = self._servable(expectations_from(events, attempts, **options), events, attempts)
             if keys is not None and keys.counters:
                 expectations = replace(expectations, counters=counter_truth(events, attempts, keys),
                                        counter_events=counter_events(events, keys))
             return run_checks(ids, attempts, expectations, self.observations)
-        expectations = index.expectations = self._servable(expectations)
+        expectations = index.expectations = self._servable(expectations, events, attempts)
         if keys is not None and keys.counters:
             expectations = index.expectations = replace(expectations, counters=counter_truth(events, attempts, keys),
                                                         counter_events=counter_events(events, keys))
         return [check_safe(i, ALL_CHECKS[i], attempts, expectations, self.observations, index=index) for i in ids]
 
-    def _servable(self, expectations: Expectations) -> Expectations:
+    def _servable(self, expectations: Expectations, events: Sequence[Event], attempts: Sequence[Attempt]) -> Expectations:
         """`expectations` knowing every version the provider API could have served so far: the
         world is never advanced here, so each object's every version up to its current one
         (a world operation changes an object before its events are delivered); and the objects
-        the receiver may have erased (`Profile.erasable`: a Shopify shop's after its uninstall)."""
+        the receiver may have erased among `events` validly sent by `attempts` (`Profile.erasable`: a Shopify shop's after its uninstall)."""
         profile = self.explore.profile
-        if profile.account_wide_types and (erased := profile.erasable(attempted(self.delivered_events(),
-                                                                                 self.history.attempts()))):
+        if profile.account_wide_types and (erased := profile.erasable(attempted(events, attempts))):
             expectations = replace(expectations, erased=erased)
         if not expectations.truth or not getattr(self.world, "serves_api", True):
             return expectations
