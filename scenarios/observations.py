@@ -421,6 +421,9 @@ class Expectations:
             the status the API served, possibly of a version whose events were never
             delivered; ``regressed`` maps a status seen without a version through these
             as well as through `truth` (`ObjectTruth.with_servable`).
+        fetched: object ids the provider API served the receiver during the run (its served
+            log, `simulator.server.served.ServedLog.fetched`): a state no delivered event carried
+            is said to be the API's (`state_words`) only for these; empty when the run does not say.
         checked_foreign: object ids of another account's or the other mode's events
             (``foreign-account``, ``test-mode-to-live``) that the provider API refused to the
             receiver's token when it fetched them (404, the object being another account's or
@@ -446,6 +449,7 @@ class Expectations:
     counters: Mapping[str, int] | None = None
     counter_events: CounterEvents = field(default_factory=dict)
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
+    fetched: AbstractSet[str] = frozenset()
     checked_foreign: AbstractSet[str] = frozenset()
     provider: ProviderWords | None = None
     erased: AbstractSet[str] = frozenset()

@@ -703,7 +703,8 @@ class Runner:
             servable = clock.servable_states(plan.world, expectations.truth.keys())
             if self.state_fields is not None:
                 servable = self.state_fields.servable(plan.world, servable)
-            expectations = replace(expectations, servable=servable)
+            expectations = replace(expectations, servable=servable,
+                                   fetched=served_log(self.server_state).fetched(expectations.truth.keys()))
         self._walked.update(truth.kind for truth in expectations.truth.values())
         if self.profile.account_wide_types and (erased := self.profile.erasable(attempted(events, attempts))):
             expectations = replace(expectations, erased=erased)
@@ -747,7 +748,8 @@ class Runner:
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
-            if (event_clock := self.profile.event_clock) is not None:
+            if (event_clock := self.profile.event_clock) is not None and "fetch" in event_clock.advice:
+                # the advice to fetch (Stripe's, Paddle's) is what a receiver that fetched followed
                 report = with_fetch_advice(report, served_log(self.server_state).statuses, event_clock.advice)
         if verdict == "fail":  # acknowledged, not applied, no fetched status: what it answered, and what does that
             restarted = scenario.tier == "chaos" and any(

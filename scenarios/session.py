@@ -40,6 +40,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
 from hookproof.simulator.faults import Step as Release
 from hookproof.simulator.server.clock import servable_states
+from hookproof.simulator.server.served import served_log
 from hookproof.simulator.world import World
 
 T = TypeVar("T")
@@ -595,7 +596,8 @@ class Session:
         servable = servable_states(self.world, expectations.truth.keys())
         if self.explore.state_fields is not None:
             servable = self.explore.state_fields.servable(self.world, servable)
-        return replace(expectations, servable=servable)
+        fetched = served_log(self.provider_state).fetched(servable) if self.provider_state is not None else frozenset()
+        return replace(expectations, servable=servable, fetched=fetched)
 
     def final_checks(self) -> tuple[str, ...]:
         """The checks after teardown: `FINAL_CHECKS`, and ``counter`` when the team maps counters."""

@@ -74,13 +74,14 @@ def state_words(status: str, truth: ObjectTruth | None, version: int | None, idx
     when it has one; a status stored with the version of an event that carried another status
     says so (``active (stored with the version of event evt_9, customer.subscription.deleted,
     created 1764000009, which carried canceled)``). A state no delivered event carried is said to come from the provider
-    API when the API could have served it (a fetching receiver stored what it was served),
-    else is named by its ``hookproof_version`` (the receiver reported it, or a hand-built truth)."""
+    API when the API could have served it and did serve the object (`Expectations.fetched`: a
+    fetching receiver stored what it was served), else is named by its ``hookproof_version``
+    (a receiver that fetched nothing mixed fields of two events, reported it, or a hand-built truth)."""
     named = carrier(truth, version, status, exact=exact)
     if named is None or truth is None:
         if version is None:
             return status
-        served = truth is not None and any(
+        served = truth is not None and truth.object_id in expectations.fetched and any(
             v == version for v, _ in (expectations.servable or {}).get(truth.object_id, ()))
         if served:
             return f"{status} (served by the provider API; no delivered event carried it)"

@@ -78,9 +78,10 @@ def issue_view(pull: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def find(state: ServerState, owner: str, repo: str, number: int, *, stale: bool) -> tuple[str, dict[str, Any]] | None:
-    """``(object type, snapshot)`` of issue or pull request `number` of `owner/repo`, at the
-    served version (the one before it when `stale`), or None."""
+def find(state: ServerState, owner: str, repo: str, number: int, *,
+         stale: bool) -> tuple[str, str, dict[str, Any]] | None:
+    """``(object id, object type, snapshot)`` of issue or pull request `number` of
+    `owner/repo`, at the served version (the one before it when `stale`), or None."""
     for world in state.iter_worlds_newest_first():
         if not isinstance(world, GitHubWorld):
             continue
@@ -92,8 +93,7 @@ def find(state: ServerState, owner: str, repo: str, number: int, *, stale: bool)
             kind = world.object_type(object_id)
         except WorldError:
             return None
-        snapshot.pop("hookproof_status", None)
-        return kind, snapshot
+        return object_id, kind, snapshot
     return None
 
 
@@ -121,9 +121,11 @@ def github_router(state: ServerState) -> APIRouter:
             found = None if decision.not_found else find(state, owner, repo, number, stale=decision.stale)
         if found is None:
             return github_error(404, "Not Found", docs)
-        kind, snapshot = found
+        object_id, kind, snapshot = found
+        status = snapshot.pop("hookproof_status", None) or snapshot.get("state")  # a pull request's: merged too
         if wanted == "pull_request" and kind != "pull_request":
             return github_error(404, "Not Found", docs)
+        state.served.add(object_id, status)  # what a fetching receiver decided on
         body = issue_view(snapshot) if wanted == "issue" and kind == "pull_request" else snapshot
         await answer_late(state.holds, f"{owner}/{repo}#{number}")  # read on arrival, answered late
         return JSONResponse(body, headers=_headers())

@@ -80,6 +80,7 @@ def paddle_router(state: ServerState) -> APIRouter:
             found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
         if found is None or (customer_id is not None and found.get("customer_id") != customer_id):
             return paddle_error(404, "entity_not_found", f"Entity {object_id} not found")
+        state.served.add(object_id, found.get("status"))  # what a fetching receiver decided on
         await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse({"data": found, "meta": {"request_id": str(uuid.uuid4())}})
 

@@ -4,8 +4,10 @@ A receiver that fetches the object a notification names (Mercado Pago's thin not
 decides on what the provider API answered then, and the provider's clock
 (`simulator.server.clock`) serves each object as of the deliveries made so far: after a late
 or redelivered notification, a later status. `served_log(state)` is the log of one
-`ServerState` (its `served`); the routes that serve an object add its status
-(`ServedLog.add`), and `scenarios.fetched_states` names them in a ``lost`` finding. Object ids
+`ServerState` (its `served`); every provider's routes that serve an object add it and its
+status (`ServedLog.add`); `scenarios.fetched_states` names them in a ``lost`` finding, and a
+state finding says a state no delivered event carried was served only for an object the API
+did serve (`ServedLog.fetched`, `scenarios.observations.Expectations.fetched`). Object ids
 are fresh per scenario, so the log needs no marks; it keeps `MAX_OBJECTS` objects and
 `MAX_STATUSES` statuses each (the oldest forgotten first). It also keeps the ids of the events
 the API served (`GET /v1/events/{id}`, at most `MAX_OBJECTS`): a run refused with 400 after its
@@ -33,17 +35,21 @@ class ServedLog:
         self._events: OrderedDict[str, None] = OrderedDict()
 
     def add(self, object_id: str, status: object) -> None:
-        """Record that `object_id` was served with `status` (nothing for a status that is not text)."""
-        if not isinstance(status, str):
-            return
+        """Record that `object_id` was served, with `status` when it is text (an object whose
+        snapshot has no text status is still recorded as fetched, `fetched`)."""
         with self._lock:
             statuses = self._served.get(object_id)
             if statuses is None:
                 statuses = self._served[object_id] = []
                 while len(self._served) > self._capacity:
                     self._served.popitem(last=False)
-            if len(statuses) < MAX_STATUSES:
+            if isinstance(status, str) and len(statuses) < MAX_STATUSES:
                 statuses.append(status)
+
+    def fetched(self, object_ids: Iterable[str]) -> frozenset[str]:
+        """Those of `object_ids` the provider API served at least once."""
+        with self._lock:
+            return frozenset(o for o in object_ids if o in self._served)
 
     def add_event(self, event_id: str) -> None:
         """Record that the event `event_id` was served (the oldest of `MAX_OBJECTS` forgotten)."""

@@ -99,6 +99,7 @@ def shopify_router(state: ServerState) -> APIRouter:
             found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
         if found is None:
             return shopify_error(404, "Not Found")
+        state.served.add(object_id, found.get("financial_status"))  # what a fetching receiver decided on
         await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse({object_type: found}, headers=_headers())
 

@@ -121,10 +121,11 @@ def test_a_never_acknowledged_key_says_what_the_provider_does_next(provider: obj
     assert _lost(provider, attempts) == [f"{NEVER}500); {then}"]
 
 
-def _run_served(events: list[Event], servable: tuple[tuple[int, str], ...], statuses: tuple[str, ...]) -> list[str]:
+def _run_served(events: list[Event], servable: tuple[tuple[int, str], ...], statuses: tuple[str, ...],
+                fetched: frozenset[str] = frozenset({"sub_1"})) -> list[str]:
     history = [_attempt(e, i) for i, e in enumerate(events)]
     expectations = replace(expectations_from(events, history, sender_timeout_s=20, max_attempts_per_event=None,
-                                             provider=STRIPE), servable={"sub_1": servable})
+                                             provider=STRIPE), servable={"sub_1": servable}, fetched=fetched)
     (result,) = run_checks(["regressed"], history, expectations, _states(*statuses))
     return [f.message for f in result.findings]
 
@@ -138,6 +139,10 @@ def test_a_status_mapped_to_a_version_only_the_api_served_names_the_event_that_c
     served = ((1, "active"), (2, "past_due"), (3, "unpaid"), (4, "canceled"))
     assert _run_served(events, served, ("canceled", "unpaid")) == [
         f"went back from canceled (event evt_d, {UPDATED}, created {T0 + 6}) to unpaid (served by the provider API; "
+        "no delivered event carried it)"]
+    # a receiver that fetched nothing (a mix of two events' fields) was served nothing: the version is named
+    assert _run_served(events, served, ("canceled", "unpaid"), frozenset()) == [
+        f"went back from canceled (event evt_d, {UPDATED}, created {T0 + 6}) to unpaid (hookproof_version 3; "
         "no delivered event carried it)"]
 
 
