@@ -89,9 +89,12 @@ Progress = Callable[[str, int, int], None]
 #: below it is the floor itself.
 RETRY_FLOOR_S = 2.0
 #: During chaos a compressed delivery's schedule spans at least the receiver's longest start
-#: times this (`Runner.restart_outlast_s`): a kill lands within the first retries' window,
-#: and a start under load takes longer than the one measured.
+#: times this, plus `RESTART_SLACK_S` (`Runner.restart_outlast_s`): a kill lands within the
+#: first retries' window, and a start under load takes longer than the one measured.
 RESTART_MARGIN = 2.0
+#: Seconds added to twice the longest start: a receiver starting in 0.8 s once restarted in
+#: 1.77 s under load, outlasting a schedule of twice its start (1.59 s) and reported ``lost``.
+RESTART_SLACK_S = 1.0
 
 
 @dataclass
@@ -545,7 +548,7 @@ class Runner:
         with self._observe_lock:
             key = f"{time_scale:.3g}"
             least = (" (the floor)" if per_s == floor_s else
-                     " (twice the receiver's start)" if per_s == outlast_s else "")
+                     f" (twice the receiver's start plus {RESTART_SLACK_S:g} s)" if per_s == outlast_s else "")
             entry = (f"{scenario_id} {deliveries} x {per_s:.3g} s{least} "
                      f"(time scale {scaled:.3g})")
             if key not in self._compressed:
@@ -566,7 +569,7 @@ class Runner:
 
     def _stretched(self, scenario_id: str, time_scale: float, span_s: float, outlast_s: float) -> float:
         """The factor making a chaos delivery's schedule (`span_s` seconds at `time_scale`) span
-        `outlast_s`, twice the receiver's longest start: the provider's real schedule spans hours
+        `outlast_s`, twice the receiver's longest start plus a second: the provider's real schedule spans hours
         and outlasts any restart, so a compressed one must too. One note names every scenario
         stretched, each with its spans and time scale."""
         scale = outlast_s / span_s * time_scale
@@ -576,7 +579,8 @@ class Runner:
                 self._stretched_for.add(scenario_id)
                 if self._stretched_note is None:
                     self._stretched_note = len(self.notes)
-                    self.notes.append("retry schedules stretched to twice the receiver's longest start, as the "
+                    self.notes.append(f"retry schedules stretched to twice the receiver's longest start plus "
+                                      f"{RESTART_SLACK_S:g} s, as the "
                                       "provider's real schedule outlasts a kill's restart: " + entry)
                 else:
                     self.notes[self._stretched_note] += f", {entry}"
@@ -584,11 +588,12 @@ class Runner:
 
     def restart_outlast_s(self) -> float:
         """Seconds a chaos delivery's compressed retry schedule spans at least: the nemesis's
-        longest start of the receiver (`chaos.nemesis.Nemesis.longest_start_s`, 0.0 when it
-        has none) times `RESTART_MARGIN`, so a kill's restart (a migrate and a server's
-        start: seconds) never outlasts the retries of the deliveries it cut off, which would
-        report a correct receiver ``lost``."""
-        return float(getattr(self.nemesis, "longest_start_s", 0.0) or 0.0) * RESTART_MARGIN
+        longest start of the receiver (`chaos.nemesis.Nemesis.longest_start_s`) times
+        `RESTART_MARGIN` plus `RESTART_SLACK_S` (0.0 when it has no start measured), so a
+        kill's restart (a migrate and a server's start: seconds) never outlasts the retries of
+        the deliveries it cut off, which would report a correct receiver ``lost``."""
+        longest = float(getattr(self.nemesis, "longest_start_s", 0.0) or 0.0)
+        return longest * RESTART_MARGIN + RESTART_SLACK_S if longest > 0 else 0.0
 
     def checkpoint(self, report: RunReport) -> None:
         """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once):

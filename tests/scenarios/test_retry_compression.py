@@ -161,6 +161,25 @@ def test_the_chaos_scenarios_stretched_share_one_note() -> None:
     runner._stretched("kill-during-processing", 1e-6, 2.0, 6.35)
     runner._stretched("crash-after-ack", 1e-6, 1.44, 6.35)
     assert runner.notes == [
-        "retry schedules stretched to twice the receiver's longest start, as the provider's real schedule outlasts "
+        "retry schedules stretched to twice the receiver's longest start plus 1 s, as the provider's real schedule "
+        "outlasts "
         "a kill's restart: crash-after-ack from 1.44 s to 6.35 s (time scale 4.41e-06), kill-during-processing "
         "from 2 s to 6.35 s (time scale 3.17e-06)"]
+
+
+class _Started:
+    """What `Runner.restart_outlast_s` reads of a nemesis: the receiver's longest start."""
+
+    def __init__(self, longest_start_s: float) -> None:
+        self.longest_start_s = longest_start_s
+
+
+def test_a_chaos_schedule_outlasts_a_restart_slower_than_twice_the_first_start() -> None:
+    """A Node receiver starting in 0.8 s restarted in 1.77 s under load, after the retries of a
+    killed delivery compressed to twice its start (1.59 s) ran out: it was reported ``lost``.
+    A chaos schedule now spans twice the longest start plus a second; none before a start."""
+    runner = _runner("http://127.0.0.1:9", lambda: Observation(effects=[]))
+    assert runner.restart_outlast_s() == 0.0
+    runner.nemesis = _Started(0.8)
+    assert runner.restart_outlast_s() == pytest.approx(2.6)
+    assert runner.restart_outlast_s() > 1.77
