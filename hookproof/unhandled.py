@@ -27,13 +27,14 @@ def unhandled_headline(report: "RunReport") -> str | None:
     """The headline naming the types (provider's names, as the history records them) every one
     of whose owed keys in `report`'s judged scenarios ended ``lost``, at least `AT_LEAST` of
     them, each acknowledged, while some key of another type was applied; None otherwise.
-    A key is owed in a scenario when a valid attempt carrying it was acknowledged; a key two
-    types carry (an invoice's ``invoice.paid`` and ``invoice.payment_succeeded``) counts for both."""
+    A key is owed in a scenario that checks ``lost`` when a valid attempt carrying it was
+    acknowledged (one acknowledged where nothing checked it, ``future-timestamp``'s, is not
+    known to be applied); a key two types carry (an invoice's ``invoice.paid`` and ``invoice.payment_succeeded``) counts for both."""
     owed: dict[str, set[tuple[str, str]]] = {}
     lost: set[tuple[str, str]] = set()
     for scenario in report.scenarios:
-        if scenario.verdict not in ("pass", "fail"):
-            continue
+        if scenario.verdict not in ("pass", "fail") or not any(c.check_id == "lost" for c in scenario.checks):
+            continue  # a key only acknowledged where nothing checked it was applied says nothing
         for a in scenario.attempts:
             if a.valid and a.business_key and a.outcome == "acked":
                 owed.setdefault(a.event_type, set()).add((scenario.id, a.business_key))

@@ -583,14 +583,16 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
     """The part of `obs` about one world (a scenario's, an example's, a storm's): effects
     whose key one of its events carries (`keys`, the team's keys: ``comment:<comment id>``,
     ``notice:<repo>#<n>@<time>``) or whose key names one of `object_ids` second
-    (hookproof's: ``refund:<payment>:…``); states of `object_ids`; counters under
+    (hookproof's: ``refund:<payment>:…``) or last (a key the receiver made otherwise than the
+    team's template, ``payment:platform:pi_1`` for ``payment:{account}:{data.object.id}``: its
+    ``lost`` finding names it, `fetched_states.with_unexplained`); states of `object_ids`; counters under
     `counters` or named by an object id. The observer's declared state kinds stay. Pure."""
     ids = set(object_ids)
     own, own_counters = set(keys), set(counters)
 
     def names_object(key: str) -> bool:
         parts = key.split(":")
-        return (parts[1] if len(parts) > 1 else key) in ids
+        return (parts[1] if len(parts) > 1 else key) in ids or parts[-1] in ids
 
     effects = tuple(e for e in obs.effects if e.business_key in own or names_object(e.business_key))
     states = tuple(s for s in obs.states if s.object_id in ids)

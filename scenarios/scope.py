@@ -42,6 +42,11 @@ def _named(key: str) -> str:
     return parts[1] if len(parts) > 1 else key
 
 
+def _last(key: str) -> str:
+    """What a key names last (``payment:platform:pi_1`` → pi_1), as `scoped` also reads it."""
+    return key.rsplit(":", 1)[-1]
+
+
 @dataclass
 class Scope:
     """One world's object ids, business keys and counter keys (see the module docstring).
@@ -70,8 +75,12 @@ class Scope:
         return scope
 
     def _names_object(self, keys: Sequence[str]) -> "npt.NDArray[np.bool_]":
-        """Per key of `keys`, whether what it names second is one of the world's objects."""
-        return self.objects.code_all(list(map(_named, keys)), add=False) >= 0
+        """Per key of `keys`, whether what it names second or last is one of the world's objects."""
+        named = self.objects.code_all(list(map(_named, keys)), add=False) >= 0
+        rest = (~named).nonzero()[0]
+        if rest.size:
+            named[rest] = self.objects.code_all([_last(keys[i]) for i in rest.tolist()], add=False) >= 0
+        return named
 
     def _kept(self, keys: list[str]) -> "npt.NDArray[np.bool_]":
         """Per key of `keys`, whether an effect row of it is about this world."""
@@ -84,7 +93,7 @@ class Scope:
     def observation(self, obs: Observation) -> Observation:
         """The part of `obs` about this world, as `scenarios.business_keys.scoped(obs,
         objects, keys, counters)`: effects whose key is one of `keys` or names one of
-        `objects` second, states of `objects`, counters under `counters` or naming an
+        `objects` second or last, states of `objects`, counters under `counters` or naming an
         object; the declared state kinds stay. Rows keep their order; a tuple all of whose
         rows are kept is `obs`'s own. Pure; O(rows) in numpy, a Python step per row only to
         read its key."""

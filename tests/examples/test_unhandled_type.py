@@ -68,12 +68,15 @@ def test_the_headline_needs_other_types_applied_and_every_key_of_its_own_lost() 
         return AttemptView(i, f"evt_{i}", event_type, f"d{i}", 1, key, None, (), True, 1.0, 1.1, 200, "acked", "ok",
                            1.0)
 
-    def report(lost_keys: set[str], attempts: list[AttemptView]) -> RunReport:
-        findings = tuple(FindingView("lost", k, f"{k} lost", "finding") for k in sorted(lost_keys))
-        check = CheckView("lost", "invalid" if findings else "valid", findings)
-        scenario = ScenarioReport("s", "S", "", "fail" if findings else "pass", (), checks=(check,),
-                                  attempts=tuple(attempts))
-        return RunReport("0", "t", "stripe", "test", 5, 0.0, 1.0, scenario.verdict, (scenario,), ())
+    def scenario(lost_keys: set[str], attempts: list[AttemptView], check_id: str = "lost") -> ScenarioReport:
+        findings = tuple(FindingView(check_id, k, f"{k} lost", "finding") for k in sorted(lost_keys))
+        check = CheckView(check_id, "invalid" if findings else "valid", findings)
+        return ScenarioReport(f"s-{check_id}", "S", "", "fail" if findings else "pass", (), checks=(check,),
+                              attempts=tuple(attempts))
+
+    def report(lost_keys: set[str], attempts: list[AttemptView], *more: ScenarioReport) -> RunReport:
+        first = scenario(lost_keys, attempts)
+        return RunReport("0", "t", "stripe", "test", 5, 0.0, 1.0, first.verdict, (first, *more), ())
 
     pays = [attempt(i, "payment_intent.succeeded", f"license:pi_{i}") for i in range(3)]
     paid = attempt(9, "invoice.paid", "renewal:in_9")
@@ -82,3 +85,9 @@ def test_the_headline_needs_other_types_applied_and_every_key_of_its_own_lost() 
     assert unhandled_headline(report(all_lost | {"renewal:in_9"}, [*pays, paid])) is None  # nothing applied at all
     assert unhandled_headline(report(all_lost - {"license:pi_0"}, [*pays, paid])) is None  # one applied
     assert unhandled_headline(report({"license:pi_0"}, [pays[0], paid])) is None  # one owed
+    # every key of every type lost where ``lost`` is checked; another type's key acknowledged in a
+    # scenario that does not check it (future-timestamp's) is not known applied: no "applied elsewhere"
+    # (a trial's receiver keying every effect under the wrong account was told it did not handle refunds)
+    unchecked = scenario(set(), [attempt(10, "invoice.paid", "renewal:in_10")], "at_most_once")
+    assert unhandled_headline(report(all_lost | {"renewal:in_9"}, [*pays, paid], unchecked)) is None
+    assert unhandled_headline(report(all_lost, [*pays, paid], unchecked)) is not None

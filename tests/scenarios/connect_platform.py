@@ -12,7 +12,10 @@ stores the seller in ``sellers`` as ``PLATFORM_STATE`` says:
 - ``last``: stores the account of whichever event arrived last (the overwrite twin: an older
   event arriving after a newer one regresses the seller's onboarding).
 
-Every other event type is acknowledged and ignored. ``python -m tests.scenarios.connect_platform``
+For ``payment_intent.succeeded`` it records the seller's payment once, keyed
+``payment:<connected account>:<payment intent>`` (the config's ``payment:{account}:{data.object.id}``);
+with ``PAYMENT_OWNER=platform`` (the twin booking every payment to the platform) under
+``payment:platform:<payment intent>``. Every other event type is acknowledged and ignored. ``python -m tests.scenarios.connect_platform``
 serves it on ``PORT`` (uvicorn), its database at ``DATABASE_URL`` (``sqlite:///…``).
 """
 
@@ -59,7 +62,14 @@ def _account(event: stripe.Event) -> stripe.Account:
 
 
 def handle(event: stripe.Event) -> None:
-    """Store the seller of an ``account.updated`` as ``PLATFORM_STATE`` says."""
+    """Store the seller of an ``account.updated`` as ``PLATFORM_STATE`` says; record a payment once."""
+    if event.type == "payment_intent.succeeded":
+        owner = "platform" if os.environ.get("PAYMENT_OWNER") == "platform" else str(event.account)
+        intent = event.data.object
+        with connect() as conn:
+            conn.execute("INSERT INTO effects VALUES (?, ?) ON CONFLICT(business_key) DO NOTHING",
+                         (f"payment:{owner}:{intent.id}", int(intent.amount)))
+        return
     if event.type != "account.updated":
         return
     account = _account(event)

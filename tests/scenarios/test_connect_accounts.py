@@ -341,3 +341,72 @@ def test_a_platform_keeping_the_last_account_updated_to_arrive_is_stale(tmp_path
             (seller, "enabled", "pending")], stale
         assert stale[0].message.startswith("final state is pending (event evt_"), stale[0].message
         assert "account.updated" in stale[0].message and "enabled" in stale[0].message
+
+
+def _payments_config(tmp_path: Path, owner: str) -> Path:
+    """The platform recording its sellers' payments under the team's key naming the account."""
+    from tests.scenarios.connect_platform import EFFECTS
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    db = tmp_path / "payments.sqlite"
+    path = tmp_path / "payments.toml"
+    path.write_text(f"""
+builtin_keys = false
+
+[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "stripe"
+secret = "{SECRET}"
+connect = true
+account = "{PLATFORM_SELLER}"
+enabled_events = ["payment_intent.succeeded"]
+
+[target.start]
+command = "{sys.executable} -m tests.scenarios.connect_platform"
+cwd = "{ROOT}"
+health_url = "http://127.0.0.1:{port}/healthz"
+startup_timeout_s = 30
+env = {{ PORT = "{port}", DATABASE_URL = "sqlite:///{db}", WEBHOOK_SECRET = "{SECRET}", PAYMENT_OWNER = "{owner}" }}
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "{EFFECTS}"
+
+[business_keys]
+"payment_intent.succeeded" = "payment:{{account}}:{{data.object.id}}"
+
+[run]
+seed = 11
+
+[settle]
+window_s = 0.15
+""", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_a_payment_booked_under_another_account_is_named_in_its_lost_finding(tmp_path: Path) -> None:
+    """A trial's platform booked every seller's payment to itself (``payment:platform:pi_…``) and
+    was told only that it answered 2xx and applied nothing: the row it did write was outside the
+    scenario's view (its key names the payment last, not second). Now the finding names it."""
+    scenarios = ["duplicate-sequential"]
+    right = certify(load_config(_payments_config(tmp_path / "right", "account")), scenarios=scenarios,
+                    out_dir=tmp_path / "right" / "out").report
+    assert [(s.id, s.verdict, [f.message for f in s.findings]) for s in right.scenarios] == [
+        ("duplicate-sequential", "pass", [])]
+    wrong = certify(load_config(_payments_config(tmp_path / "wrong", "platform")), scenarios=scenarios,
+                    out_dir=tmp_path / "wrong" / "out").report
+    (scenario,) = wrong.scenarios
+    lost = [f for f in scenario.findings if f.check_id == "lost"]
+    assert lost and all(f.key.startswith(f"payment:{PLATFORM_SELLER}:pi_") for f in lost), scenario.findings
+    for finding in lost:
+        intent = finding.key.rsplit(":", 1)[1]
+        assert (f"; the receiver applied payment:platform:{intent} instead, a key no event owed that names the "
+                f"same {intent}: its key is made from other fields than the config's template says") \
+            in finding.message, finding.message
+    # the row it wrote under its own key is also an effect no event owed
+    unexpected = sorted(f.key for f in scenario.findings if f.check_id == "unexpected")
+    assert unexpected == sorted(f"payment:platform:{f.key.rsplit(':', 1)[1]}" for f in lost), scenario.findings
+
