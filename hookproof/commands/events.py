@@ -109,7 +109,8 @@ def example_keys(profile_name: str | None, config: str | None = None) -> dict[st
     before the first ``:``), from a sample world's whole story; a type that is never
     effectful has none. The keys are the config's (`Config.key_mapping`: its
     ``[business_keys]``, the built-in keys only while ``builtin_keys`` is on) when
-    `config` is given and `profile_name` is None or its ``target.profile``, else
+    `config` is given and `profile_name` is None or its ``target.profile`` (the sample world
+    then the config's account and mode, so a key naming ``{account}`` is made), else
     hookproof's built-in ones. Raises as `event_rows`."""
     from hookproof.catalog_file import profile_for
     from hookproof.scenarios.business_keys import TemplateError
@@ -117,15 +118,18 @@ def example_keys(profile_name: str | None, config: str | None = None) -> dict[st
 
     profile = profile_for(profile_name, config, secrets=False)
     mapping = None
+    options: dict[str, object] = {}
     if config is not None:
         from hookproof.config import load_config
 
         loaded = load_config(config, secrets=False)
         if profile_name in (None, loaded.target.profile):
             mapping = loaded.key_mapping()
-    story = list(new_world(profile.world, 1).lifecycle())
+            # the config's account and mode, as certify's worlds: a key naming {account} is made
+            options = {"livemode": loaded.target.live, "account": loaded.target.account or None}
+    story = list(new_world(profile.world, 1, **options).lifecycle())
     for world_type in [*profile.event_types(), *profile.optional_types]:
-        story += emit_events(new_world(profile.world, 1), world_type)  # the smallest story of each type
+        story += emit_events(new_world(profile.world, 1, **options), world_type)  # the smallest story of each type
     keys: dict[str, dict[str, str]] = {}
     for event in story:
         try:

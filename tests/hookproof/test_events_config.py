@@ -120,3 +120,17 @@ def test_events_keys_reads_the_config_init_writes_for_every_profile(tmp_path: Pa
                              text=True, timeout=120, cwd=folder)
         assert run.returncode == 0 and "Traceback" not in run.stderr, (name, run.stderr)
         assert run.stdout.strip(), name
+
+
+def test_a_connect_endpoint_s_keys_naming_the_account_are_shown(tmp_path: Path) -> None:
+    """A trial's Connect platform keyed payments ``payment:{account}:{data.object.id}``: `events
+    --keys` showed ``(no effect)``, its sample world having no connected account; it now has the
+    config's, as certify's worlds do."""
+    (tmp_path / "hookproof.toml").write_text(
+        'builtin_keys = false\n\n[target]\nurl = "http://127.0.0.1:8000/webhooks"\nprofile = "stripe"\n'
+        'secret = "env:HOOKPROOF_TEST_UNSET_SECRET"\nconnect = true\naccount = "acct_1SellerAlpha00001"\n\n'
+        '[observer]\nkind = "sql"\nurl = "sqlite:///receiver.db"\neffects = "SELECT business_key FROM fees"\n\n'
+        '[business_keys]\n"payment_intent.succeeded" = "payment:{account}:{data.object.id}"\n')
+    rows = events(cwd=tmp_path)
+    (key,) = rows["payment_intent.succeeded"]
+    assert key.startswith("payment:acct_1SellerAlpha00001:pi_"), rows
