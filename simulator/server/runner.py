@@ -26,8 +26,19 @@ def run_server(state: ServerState, host: str = "127.0.0.1", port: int = 0, *, st
                      state=state)
 
 
+def served_world(seed: int) -> World:
+    """``World(seed)`` with its lifecycle told, its clock started so that the story ends now
+    (`story_start_us`): the objects it holds are dated in the past and one the API creates
+    next is dated now, as Stripe's ``created`` is (a world started now ran months ahead)."""
+    from hookproof.simulator.world.registry import story_start_us
+
+    world = World(seed, start_us=story_start_us(lambda start: World(seed, start_us=start), World.lifecycle))
+    world.lifecycle()
+    return world
+
+
 def serve(port: int, host: str, seed: int) -> None:
-    """``hookproof serve``: build ``World(seed).lifecycle()`` and serve it on `host`:`port`
+    """``hookproof serve``: build ``World(seed).lifecycle()`` (`served_world`) and serve it on `host`:`port`
     until interrupted.
 
     The API accepts `DEFAULT_API_KEY`; the effect sink is at ``/sink/effects``. The
@@ -37,8 +48,8 @@ def serve(port: int, host: str, seed: int) -> None:
     """
     sock = listen(host, port)
     port = sock.getsockname()[1]
-    world = World(seed)
-    events = world.lifecycle()
+    world = served_world(seed)
+    events = world.events
     state = ServerState([world])
     base = base_url(host, port)
     print(f"hookproof provider API at {base}/v1 (key {DEFAULT_API_KEY}), effect sink at {base}/sink/effects "

@@ -113,3 +113,22 @@ def test_an_event_the_scenario_never_delivers_has_not_happened_for_the_api() -> 
     assert clock.servable_states(world, [sub]) == {sub: ((1, created.status), (2, renewed.status), (3, past_due.status))}
     clock.plan(world, world.events)  # every event planned: as without a plan
     assert clock.served_version(world, sub) == 5
+
+
+def test_hookproof_serve_s_world_is_dated_up_to_now_and_the_api_creates_objects_now() -> None:
+    """A trial's PaymentIntent created through `hookproof serve` was dated two months ahead: the
+    served world started now and its lifecycle's renewals ran on. Its story now ends by now."""
+    import time
+
+    from hookproof.simulator.server.runner import served_world
+
+    world = served_world(0)
+    now = time.time()
+    assert world.events and max(e.created_us for e in world.events) <= now * 1_000_000
+    assert min(e.created_us for e in world.events) < (now - 20 * 86_400) * 1_000_000  # months of story, in the past
+    headers = {"Authorization": f"Bearer {DEFAULT_API_KEY}"}
+    with run_server(ServerState([world])) as server, httpx.Client(base_url=server.api_base, headers=headers,
+                                                                   timeout=5) as api:
+        made = api.post("/v1/payment_intents", data={"amount": 2000, "currency": "usd"})
+        assert made.status_code == 200, made.text
+    assert abs(made.json()["created"] - now) < 120, (made.json()["created"], now)
