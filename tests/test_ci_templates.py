@@ -71,6 +71,9 @@ def test_github_actions_template() -> None:
     assert any(f"{out}/{REPORT_FILES['markdown']}" in line and "GITHUB_STEP_SUMMARY" in line for line in runs)
     upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))
     assert {f"{out}/{REPORT_FILES[kind]}" for kind in ("junit", "html")} <= set(upload["with"]["path"].split())
+    assert f"{out}/receiver.log" in upload["with"]["path"].split()  # the receiver it started: its own log
+    # the receiver is started by certify ([target.start]): --chaos tests that an acked delivery survives a kill
+    assert "--chaos" in found[0]
     assert "WEBHOOK_SECRET" in doc["jobs"]["certify"]["env"]
     # hookproof is not on PyPI: a bare `pip install hookproof` would take whatever holds that name
     assert installs(runs) == ['pip install "$HOOKPROOF_SPEC"']
@@ -114,6 +117,7 @@ def test_gitlab_ci_template() -> None:
         check_command(args)
     assert job["artifacts"]["reports"]["junit"] == f"{out_dir(found[0])}/{REPORT_FILES['junit']}"
     assert job["artifacts"]["when"] == "always"
+    assert "--chaos" in found[0] and job["artifacts"]["paths"] == [f"{out_dir(found[0])}/"]
     assert installs(job["script"]) == ['pip install "$HOOKPROOF_SPEC"']
 
 
