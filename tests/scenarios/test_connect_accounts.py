@@ -271,27 +271,31 @@ def test_send_delivers_each_sellers_last_account_updated(objects: int) -> None:
 
 # ---- certify ---------------------------------------------------------------------------------------------
 
-def _config(tmp_path: Path, state: str) -> Path:
+def _config(tmp_path: Path, state: str, *, events: str = '"account.updated", "payout.paid", "payout.failed", '
+            '"application_fee.created"', env: str = "", keys: str = "") -> Path:
+    """The platform's config (`PLATFORM_STATE` `state`): its Connect endpoint sent `events`
+    (TOML), its start given `env` (TOML pairs) more, then `keys` (TOML: its ``[business_keys]``)."""
     from tests.scenarios.connect_platform import EFFECTS, STATES
 
+    tmp_path.mkdir(parents=True, exist_ok=True)
     port = free_port()
     db = tmp_path / "platform.sqlite"
     path = tmp_path / "hookproof.toml"
-    path.write_text(f"""
+    path.write_text(f"""{"builtin_keys = false" if keys else ""}
 [target]
 url = "http://127.0.0.1:{port}/webhooks"
 profile = "stripe"
 secret = "{SECRET}"
 connect = true
 account = "{PLATFORM_SELLER}"
-enabled_events = ["account.updated", "payout.paid", "payout.failed", "application_fee.created"]
+enabled_events = [{events}]
 
 [target.start]
 command = "{sys.executable} -m tests.scenarios.connect_platform"
 cwd = "{ROOT}"
 health_url = "http://127.0.0.1:{port}/healthz"
 startup_timeout_s = 30
-env = {{ PORT = "{port}", DATABASE_URL = "sqlite:///{db}", WEBHOOK_SECRET = "{SECRET}", PLATFORM_STATE = "{state}" }}
+env = {{ PORT = "{port}", DATABASE_URL = "sqlite:///{db}", WEBHOOK_SECRET = "{SECRET}", PLATFORM_STATE = "{state}"{env} }}
 
 [observer]
 kind = "sql"
@@ -304,7 +308,7 @@ seed = 11
 
 [settle]
 window_s = 0.15
-""", encoding="utf-8")
+{keys}""", encoding="utf-8")
     return path
 
 
@@ -345,45 +349,8 @@ def test_a_platform_keeping_the_last_account_updated_to_arrive_is_stale(tmp_path
 
 def _payments_config(tmp_path: Path, owner: str) -> Path:
     """The platform recording its sellers' payments under the team's key naming the account."""
-    from tests.scenarios.connect_platform import EFFECTS
-
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    db = tmp_path / "payments.sqlite"
-    path = tmp_path / "payments.toml"
-    path.write_text(f"""
-builtin_keys = false
-
-[target]
-url = "http://127.0.0.1:{port}/webhooks"
-profile = "stripe"
-secret = "{SECRET}"
-connect = true
-account = "{PLATFORM_SELLER}"
-enabled_events = ["payment_intent.succeeded"]
-
-[target.start]
-command = "{sys.executable} -m tests.scenarios.connect_platform"
-cwd = "{ROOT}"
-health_url = "http://127.0.0.1:{port}/healthz"
-startup_timeout_s = 30
-env = {{ PORT = "{port}", DATABASE_URL = "sqlite:///{db}", WEBHOOK_SECRET = "{SECRET}", PAYMENT_OWNER = "{owner}" }}
-
-[observer]
-kind = "sql"
-url = "sqlite:///{db}"
-effects = "{EFFECTS}"
-
-[business_keys]
-"payment_intent.succeeded" = "payment:{{account}}:{{data.object.id}}"
-
-[run]
-seed = 11
-
-[settle]
-window_s = 0.15
-""", encoding="utf-8")
-    return path
+    return _config(tmp_path, "fetch", events='"payment_intent.succeeded"', env=f', PAYMENT_OWNER = "{owner}"',
+                   keys='[business_keys]\n"payment_intent.succeeded" = "payment:{account}:{data.object.id}"\n')
 
 
 @pytest.mark.slow
