@@ -753,8 +753,7 @@ class Runner:
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
-            if (event_clock := self.profile.event_clock) is not None and "fetch" in event_clock.advice:
-                # the advice to fetch (Stripe's, Paddle's) is what a receiver that fetched followed
+            if (event_clock := self.profile.event_clock) is not None and event_clock.advises_fetch:
                 report = with_fetch_advice(report, served_log(self.server_state).statuses, event_clock.advice)
         if verdict == "fail":  # acknowledged, not applied, no fetched status: what it answered, and what does that
             restarted = scenario.tier == "chaos" and any(

@@ -94,6 +94,12 @@ class EventClock:
                     f"{self.name} being older) or under a row lock")
         return self.advice
 
+    @property
+    def advises_fetch(self) -> bool:
+        """True when the provider's `advice` is to fetch the object from its API (Stripe's,
+        Paddle's, Standard Webhooks'): a receiver that did fetch followed it, and its finding says what it was served."""
+        return "fetch" in self.advice
+
     def ties(self, a_us: int, b_us: int) -> bool:
         """True when events at `a_us` and `b_us` carry the same value of this field."""
         return a_us // self.step_us == b_us // self.step_us
