@@ -617,6 +617,7 @@ def settle(
     patient: Callable[[], bool] | None = None,
     owed: Callable[[Observation], bool] | None = None,
     stall_s: float | None = None,
+    on_shown: Callable[[], None] | None = None,
 ) -> SettleResult:
     """Poll `observer` every `interval_s` until effects, states (as multisets: row
     order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
@@ -640,6 +641,9 @@ def settle(
     something owed and stay unchanged for `stall_s` (and the window) settle `short` then,
     before the deadline (a receiver still changing what it shows is waited for up to the
     deadline; one that stopped short of what it owes is not waited for any longer).
+    `on_shown()` is called once, as soon as a read shows everything (`done`): the settle
+    then ends after the quiet period unless a read changes (the runner pre-sends its next
+    race burst then).
 
     `clock` (monotonic seconds) and `sleep` are injectable for tests.
     """
@@ -656,6 +660,9 @@ def settle(
     owes = owed if owed is not None else done
     shown = done is not None and done(first)
     paid = shown or owes is None or owes(first)
+    if shown and on_shown is not None:
+        on_shown()
+        on_shown = None
     stable_since = clock()
     while True:
         now = clock()
@@ -680,6 +687,9 @@ def settle(
             last = obs
             shown = done is not None and done(obs)
             paid = shown or owes is None or owes(obs)
+            if shown and on_shown is not None:
+                on_shown()
+                on_shown = None
             stable_since = clock()
 
 

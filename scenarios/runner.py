@@ -14,12 +14,14 @@ the report is the same shape, in catalog order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import threading
 import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Callable, Coroutine, Iterable, Sequence
 
 from hookproof.reports.model import RunReport, ScenarioReport
@@ -913,7 +915,10 @@ class Runner:
         sent: dict[str, None] = {}  # the events whose steps were sent, in order
         answered: list[Attempt] = []  # their attempts (`_refused_so_far`)
 
-        async def send(phase: Phase, planned: Schedule) -> None:
+        async def send(phase: Phase, planned: Schedule, shown: asyncio.Event | None = None,
+                       settled: asyncio.Event | None = None) -> None:
+            """Send `phase`; with `settled`, its first step waits until `shown` is set and is
+            then pre-sent, released (and the provider API's clock advanced) once `settled` is."""
             async with Dispatcher(target, self.profile, self.secrets, self.history,
                                   time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale,
                                                                     scenario.id, in_turn,
@@ -921,10 +926,14 @@ class Runner:
                                   max_attempts=phase.max_attempts,
                                   sender_timeout_s=self.attempt_timeout_s,
                                   scenario=scenario.id, seed=plan.world.seed) as d:
-                for step in planned.steps:
-                    if self.server_state is not None:
-                        clock.advance(plan.world, (x.event for x in step.deliveries))
-                    results = await d.run(Schedule((step,), planned.plan), race=phase.race)
+                for n, step in enumerate(planned.steps):
+                    gate = None
+                    if n == 0 and shown is not None and settled is not None:
+                        await shown.wait()
+                        gate = _released_on(settled, partial(self._advance, plan.world, step))
+                    else:
+                        self._advance(plan.world, step)
+                    results = await d.run(Schedule((step,), planned.plan), race=phase.race, gate=gate)
                     sent.update((x.event.id, None) for x in step.deliveries)
                     answered.extend(a for r in results for a in r.attempts)
                     if plan.held_fetch is None and (codes := self._refused_so_far(scenario, answered)) is not None:
@@ -939,10 +948,49 @@ class Runner:
 
         cutting: list[Event] = []  # the events of the phase under way
 
+        async def between_read(n: int) -> asyncio.Task[None] | None:
+            """After phase `n` but the last, settle and read the receiver. A next phase that is a
+            race burst (`_presends`) is pre-sent once a read shows everything expected (its
+            connections hold their requests but the final bytes while the read's quiet period
+            runs) and released when the read has settled, instead of waiting out its gate after
+            it. Returns that phase's task."""
+            if not observe_between or n == len(plan.phases) - 1:
+                return None
+            ahead = None
+            shown, settled = asyncio.Event(), asyncio.Event()
+            if _presends(plan, n + 1, chaos):
+                ahead = asyncio.create_task(send(plan.phases[n + 1], schedules[n + 1], shown, settled))
+            loop = asyncio.get_running_loop()
+
+            def on_shown() -> None:  # called in the settle's thread
+                loop.call_soon_threadsafe(shown.set)
+
+            try:
+                read, _, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True,
+                                                     on_shown=on_shown)
+            except BaseException:
+                if ahead is not None:
+                    ahead.cancel()
+                    with contextlib.suppress(BaseException):
+                        await ahead
+                raise
+            between.extend(read)
+            shown.set()
+            settled.set()
+            return ahead
+
         async def phases() -> None:
             held: asyncio.Task[None] | None = None  # a phase whose fetch's answer is held, still in flight
-            for phase, planned in zip(plan.phases, schedules):
+            ahead: asyncio.Task[None] | None = None  # the next phase, pre-sent while this one's read settles
+            for n, (phase, planned) in enumerate(zip(plan.phases, schedules)):
                 cutting[:] = phase.events
+                if ahead is not None:
+                    task, ahead = ahead, None
+                    await task
+                    events.extend(phase.events)
+                    self._hook(phase.after, scenario)
+                    ahead = await between_read(n)
+                    continue
                 self._hook(phase.before, scenario)
                 if phase.failed_only:
                     delivered = {a.event_id for a in self.history.attempts(scenario.id) if a.outcome is Outcome.ACKED}
@@ -962,9 +1010,7 @@ class Runner:
                     held = None
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
-                if observe_between and phase is not plan.phases[-1]:
-                    read, _, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
-                    between.extend(read)
+                ahead = await between_read(n)
             if held is not None:
                 holds.release(plan.held_fetch)
                 await held
@@ -980,6 +1026,11 @@ class Runner:
                 self._delivering -= 1
                 self._delivered_at = time.monotonic()
         return events, between
+
+    def _advance(self, world: AnyWorld, step: Step) -> None:
+        """The provider API's clock passes `step`'s events (`simulator.server.clock`) as it is sent."""
+        if self.server_state is not None:
+            clock.advance(world, (x.event for x in step.deliveries))
 
     def _hook(self, hook: Hook | None, scenario: Scenario) -> None:
         if hook is None:
@@ -1019,7 +1070,8 @@ class Runner:
                 self._short_in = self._short_in or scenario_id
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
-                delivering: bool = False, patient: bool = False) -> tuple[list[Observation], bool, bool]:
+                delivering: bool = False, patient: bool = False,
+                on_shown: Callable[[], None] | None = None) -> tuple[list[Observation], bool, bool]:
         """Read the receiver until it settles (`observers.settle`): once a read shows every
         effect and state the history so far implies (`_shows_expected`), unchanged for
         settle's short quiet period; while none does, up to the settle deadline (a receiver
@@ -1044,7 +1096,8 @@ class Runner:
         Returns every read (only this world's objects), whether it settled before the
         deadline, and whether it was hurried so: it settled on the window alone, short of what
         the receiver owes, because an earlier scenario fell short (its findings say so,
-        `with_hurried`)."""
+        `with_hurried`). `on_shown()` is called once a read shows everything expected
+        (`observers.settle`)."""
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
@@ -1055,7 +1108,8 @@ class Runner:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
-                            stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short)
+                            stall_s=self.settle_stall_s, patient=lambda: patient or not self._fell_short,
+                            on_shown=on_shown)
             observations += result.observations
             if result.short:  # the run learns of it once this scenario fails (`_fell_short_if_failed`)
                 with self._observe_lock:
@@ -1131,6 +1185,23 @@ async def _while_held(holds: Any, object_id: str, delivery: Coroutine[Any, Any, 
         return task
     await task
     return None
+
+
+def _presends(plan: Plan, n: int, chaos: bool) -> bool:
+    """Whether phase `n` of `plan` may be pre-sent while the read after the phase before it
+    settles (`Runner._deliver`): a race burst of a catalog scenario with no hook before it, no
+    re-send of failed deliveries (they are known after the read) and no held fetch."""
+    phase = plan.phases[n]
+    return (phase.race and not chaos and phase.before is None and not phase.failed_only and not phase.held
+            and plan.held_fetch is None)
+
+
+def _released_on(settled: asyncio.Event, then: Callable[[], None]) -> Callable[[], Coroutine[Any, Any, None]]:
+    """A race's gate (`race.race`): done once `settled` is set and `then()` has run."""
+    async def gate() -> None:
+        await settled.wait()
+        then()
+    return gate
 
 
 def _schedule(phase: Phase) -> Schedule:

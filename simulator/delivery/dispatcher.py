@@ -26,7 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import AsyncIterable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
 from yarl import URL
@@ -46,6 +46,9 @@ from hookproof.simulator.delivery.transports import Target, in_process_request, 
 from hookproof.simulator.faults import REPLAY_TAG, Delivery, Mutation, Schedule, is_valid
 from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 from hookproof.simulator.secret_forms import masker_for
+
+if TYPE_CHECKING:
+    from hookproof.simulator.delivery.race_io import Gate
 
 _ACKED = Outcome.ACKED
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
@@ -178,14 +181,16 @@ class Dispatcher:
             await self._transport.aclose()
         self._deadlines.close()
 
-    async def run(self, schedule: Schedule, *, race: bool = False, deadline_s: float | None = None) -> list[DeliveryResult]:
+    async def run(self, schedule: Schedule, *, race: bool = False, deadline_s: float | None = None,
+                  gate: Gate | None = None) -> list[DeliveryResult]:
         """Run every step in order; a step's deliveries are released together.
 
         With `race`, a burst's first attempts to a URL go out byte-synchronised
         (`simulator.delivery.race`: HTTP/2 single packet when the target speaks h2c,
         HTTP/1.1 last-byte sync otherwise); otherwise as concurrent requests. Retries
         then follow the schedule one by one. Stops starting new steps after
-        `deadline_s` seconds.
+        `deadline_s` seconds. `gate` holds the first step: a raced burst is pre-sent and
+        released once `gate()` is done (`race.race`), any other step sent after it.
         """
         results: list[DeliveryResult] = []
         started = time.monotonic()
@@ -194,12 +199,16 @@ class Dispatcher:
                 break
             if step.wait_s:
                 await asyncio.sleep(step.wait_s)
-            if step.burst and race and not self.target.in_process:
-                results.extend(await self._race(step.deliveries))
+            raced = step.burst and race and not self.target.in_process
+            if gate is not None and not raced:
+                await gate()
+            if raced:
+                results.extend(await self._race(step.deliveries, gate))
             elif step.burst:
                 results.extend(await asyncio.gather(*(self.deliver(d) for d in step.deliveries)))
             else:
                 results.append(await self.deliver(step.deliveries[0]))
+            gate = None
         return results
 
     async def deliver(self, delivery: Delivery, *, result: DeliveryResult | None = None) -> DeliveryResult:
@@ -224,7 +233,7 @@ class Dispatcher:
             number += 1
             attempts.append(await self.attempt(delivery, number))
 
-    async def _race(self, deliveries: Sequence[Delivery]) -> list[DeliveryResult]:
+    async def _race(self, deliveries: Sequence[Delivery], gate: Gate | None = None) -> list[DeliveryResult]:
         from hookproof.simulator.delivery.race import RaceRequest, race
 
         now = self.clock()
@@ -234,7 +243,8 @@ class Dispatcher:
         requests = [RaceRequest("POST", _path_query(self.target.endpoint, b.request.query), dict(b.request.headers),
                                 b.request.body) for b in built]
         t0 = time.perf_counter()
-        answers = await race(self.target.endpoint, requests, timeout_s=timeout_s, read_cap_bytes=self.read_cap_bytes)
+        answers = await race(self.target.endpoint, requests, timeout_s=timeout_s, read_cap_bytes=self.read_cap_bytes,
+                             gate=gate)
         results = []
         for d, b, r in zip(deliveries, built, answers):
             latency_ms = (r.answered_at - r.sent_at) * 1000.0 if r.status is not None else (time.perf_counter() - t0) * 1000

@@ -60,6 +60,8 @@ from hookproof.simulator.delivery.race_h1 import h1_burst
 from hookproof.simulator.delivery.race_h2 import clear_h2c_cache, h2_burst, speaks_h2c
 from hookproof.simulator.delivery.race_io import (
     _MODES,
+    Gate,
+    OnceGate,
     RaceMode,
     RaceRequest,
     RaceResponse,
@@ -71,6 +73,7 @@ __all__ = [
     "RaceMode",
     "RaceRequest",
     "RaceResponse",
+    "Gate",
     "clear_h2c_cache",
     "race",
     "speaks_h2c",
@@ -85,6 +88,7 @@ async def race(
     timeout_s: float,
     read_cap_bytes: int = 65536,
     gate_wait_s: float = 0.1,
+    gate: Gate | None = None,
 ) -> list[RaceResponse]:
     """Send ``requests`` to ``url`` so that they reach the server at the same instant.
 
@@ -99,6 +103,10 @@ async def race(
             host:port adds the h2c probe (at most ``timeout_s`` more).
         read_cap_bytes: bytes of each response body kept; a longer body is truncated.
         gate_wait_s: seconds between the pre-send and the release of the final bytes.
+        gate: awaited beside that wait (the release waits for both; HTTP/2: before the first
+            packet), and before sending in ``plain`` mode; it runs even when no copy could be
+            pre-sent. The caller's say in when the burst goes (the runner pre-sends a burst while
+            it reads the receiver after the previous phase, `scenarios.runner`).
 
     Returns:
         One :class:`RaceResponse` per request, in the order of ``requests``. Network and
@@ -124,10 +132,13 @@ async def race(
     if mode == "auto":
         mode = "h2-single-packet" if await speaks_h2c(url, timeout_s) else "h1-last-byte"
     responses: list[RaceResponse]
+    once = OnceGate(gate) if gate is not None else None
     if mode == "h2-single-packet":
         responses = await h2_burst(tgt, prepared, timeout_s=timeout_s, read_cap=read_cap_bytes,
-                                   gate_wait_s=gate_wait_s)
+                                   gate_wait_s=gate_wait_s, gate=once)
     else:
         responses = await h1_burst(tgt, prepared, gated=(mode == "h1-last-byte"), timeout_s=timeout_s,
-                                   read_cap=read_cap_bytes, gate_wait_s=gate_wait_s)
+                                   read_cap=read_cap_bytes, gate_wait_s=gate_wait_s, gate=once)
+    if once is not None:
+        await once()  # a burst none of whose copies could be pre-sent did not wait for it
     return responses

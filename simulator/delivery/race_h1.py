@@ -93,6 +93,7 @@ import h11
 from hookproof.simulator.delivery.attempt_core import Broke
 from hookproof.simulator.delivery.race_io import (
     _READ_CHUNK,
+    Gate,
     RaceResponse,
     _close,
     _connect_error,
@@ -103,6 +104,7 @@ from hookproof.simulator.delivery.race_io import (
     _Reader,
     _Target,
     _write_now,
+    gate_open,
 )
 
 #: Bytes of each request withheld until the release: the penultimate and the final byte.
@@ -250,8 +252,10 @@ async def h1_burst(
     timeout_s: float,
     read_cap: int,
     gate_wait_s: float,
+    gate: Gate | None = None,
 ) -> list[RaceResponse]:
-    """Run an HTTP/1.1 burst: last-byte sync when ``gated``, else plain concurrent requests."""
+    """Run an HTTP/1.1 burst: last-byte sync when ``gated``, else plain concurrent requests;
+    the release (plain: the sending) waits for `gate` too (`race.race`)."""
     loop = asyncio.get_running_loop()
     conns = [_H1Conn(p, _Outcome()) for p in prepared]
     try:
@@ -259,10 +263,12 @@ async def h1_burst(
         if gated:
             await asyncio.gather(*(_h1_presend(c, tgt, deadline, True) for c in conns))
             if any(not c.outcome.done for c in conns):
-                await asyncio.sleep(gate_wait_s)
+                await gate_open(gate_wait_s, gate)
             _h1_release(conns)
             await asyncio.gather(*(_h1_read(c, timeout_s, read_cap) for c in conns))
         else:
+            if gate is not None:
+                await gate()
 
             async def one(c: _H1Conn) -> None:
                 await _h1_presend(c, tgt, deadline, False)

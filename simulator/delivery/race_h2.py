@@ -26,6 +26,7 @@ import h2.settings
 from hookproof.simulator.delivery.attempt_core import Broke
 from hookproof.simulator.delivery.race_io import (
     _READ_CHUNK,
+    Gate,
     RaceResponse,
     _close,
     _connect_error,
@@ -36,6 +37,7 @@ from hookproof.simulator.delivery.race_io import (
     _set_nodelay,
     _Target,
     _write_now,
+    gate_open,
 )
 
 #: Opaque data of the warming PING of the single-packet release.
@@ -257,8 +259,10 @@ async def _h2_packet(
     *,
     timeout_s: float,
     gate_wait_s: float,
+    gate: Gate | None = None,
 ) -> None:
-    """Pre-send one packet's worth of streams, release them together, read the answers.
+    """Pre-send one packet's worth of streams, release them together (after `gate_wait_s` and
+    `gate`), read the answers.
 
     Raises:
         _H2Gone: the connection died; unfinished streams must be failed by the caller.
@@ -291,7 +295,7 @@ async def _h2_packet(
     except (ConnectionError, OSError):
         raise _H2Gone(Broke.CLOSED) from None
 
-    await asyncio.sleep(gate_wait_s)
+    await gate_open(gate_wait_s, gate)
 
     # The release: Nagle on, a PING that leaves at once, then every final frame in one write.
     _set_nodelay(sess.writer, False)
@@ -340,8 +344,10 @@ async def h2_burst(
     timeout_s: float,
     read_cap: int,
     gate_wait_s: float,
+    gate: Gate | None = None,
 ) -> list[RaceResponse]:
-    """Run a single-packet HTTP/2 burst over one prior-knowledge h2c connection."""
+    """Run a single-packet HTTP/2 burst over one prior-knowledge h2c connection; its first
+    packet's release waits for `gate` too (`race.race`)."""
     loop = asyncio.get_running_loop()
     streams = [_H2Stream(p, _Outcome()) for p in prepared]
     writer: asyncio.StreamWriter | None = None
@@ -370,7 +376,8 @@ async def h2_burst(
                 limit = sess.conn.remote_settings.max_concurrent_streams
                 room = max(1, limit - sess.conn.open_outbound_streams)
                 batch, pending = pending[:room], pending[room:]
-                await _h2_packet(sess, batch, timeout_s=timeout_s, gate_wait_s=gate_wait_s)
+                await _h2_packet(sess, batch, timeout_s=timeout_s, gate_wait_s=gate_wait_s,
+                                 gate=gate if len(pending) + len(batch) == len(streams) else None)
             clean = True
             with contextlib.suppress(h2.exceptions.ProtocolError, _H2Gone):
                 sess.conn.close_connection()

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, SupportsIndex
 from urllib.parse import urlsplit
@@ -26,6 +26,31 @@ from hookproof.simulator.delivery.attempt_core import (
     grade,
 )
 from hookproof.simulator.errors import TargetError
+
+#: What a burst's release waits for beside its gate wait (`race.race`'s `gate`).
+Gate = Callable[[], Awaitable[None]]
+
+
+class OnceGate:
+    """A `Gate` run at most once however often it is awaited (the release awaits it, and the
+    burst's end again, for a burst that never reached its release)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self._gate = gate
+        self._task: asyncio.Future[None] | None = None
+
+    async def __call__(self) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._gate())
+        await asyncio.shield(self._task)
+
+
+async def gate_open(gate_wait_s: float, gate: Gate | None) -> None:
+    """Wait `gate_wait_s` seconds and, when given, `gate()` too, side by side."""
+    if gate is None:
+        await asyncio.sleep(gate_wait_s)
+    else:
+        await asyncio.gather(asyncio.sleep(gate_wait_s), gate())
 
 RaceMode = Literal["auto", "h1-last-byte", "h2-single-packet", "plain"]
 _MODES: tuple[str, ...] = ("auto", "h1-last-byte", "h2-single-packet", "plain")

@@ -483,3 +483,39 @@ async def test_cancelling_a_burst_during_the_gate_returns_promptly(
     assert time.monotonic() - started < LATE_S
     await asyncio.sleep(0.1)
     assert race_app.received[key] == 0  # the final bytes were never released
+
+
+@pytest.mark.parametrize("mode", ["h2-single-packet", "h1-last-byte", "plain"])
+async def test_a_gate_holds_the_release_until_it_is_done_and_runs_once(
+    hypercorn_server: HypercornThread, race_app: CheckThenActApp, mode: str
+) -> None:
+    key, requests = _burst(4)
+    opened = asyncio.Event()
+    asked: list[int] = []  # the complete requests the server had when the gate was asked, and when it opened
+
+    async def gate() -> None:
+        asked.append(race_app.received[key])
+        await opened.wait()
+        asked.append(race_app.received[key])
+
+    task = asyncio.create_task(race(hypercorn_server.url, requests, mode=mode,  # type: ignore[arg-type]
+                                    timeout_s=5.0, gate_wait_s=0.01, gate=gate))
+    await asyncio.sleep(0.3)  # thirty gate waits
+    assert (race_app.received[key], task.done(), asked) == (0, False, [0])
+    opened.set()
+    _assert_all_ok(await task, 4, "2" if mode == "h2-single-packet" else "1.1")
+    assert (race_app.received[key], asked) == (4, [0, 0])
+
+
+@pytest.mark.parametrize("mode", ["h1-last-byte", "h2-single-packet", "plain", "auto"])
+async def test_a_gate_runs_once_when_no_copy_could_be_sent(mode: str) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    _, requests = _burst(3)
+    runs: list[str] = []
+
+    async def gate() -> None:
+        runs.append(mode)
+
+    responses = await race(url, requests, mode=mode, timeout_s=2.0, gate_wait_s=0.01, gate=gate)  # type: ignore[arg-type]
+    assert [r.request_sent for r in responses] == [False] * 3
+    assert runs == [mode]
