@@ -221,6 +221,8 @@ def test_at_a_url_bursts_of_any_event_lost_answers_and_timeouts_are_sent(served:
                      Step("timeout", event=4), Step("redeliver_window", count=3)]:
             session.apply(step)
             assert session.safety() is None, step
+            if step.op == "timeout":  # given up after 1 ms: pending whether or not the answer beat it
+                assert 4 not in session.acked
         assert session.finish() is None
         attempts = session.history.attempts()
         timed_out_id = session.event(4).id
@@ -234,7 +236,9 @@ def test_at_a_url_bursts_of_any_event_lost_answers_and_timeouts_are_sent(served:
     dropped = [a for a in attempts if "drop-response" in a.faults]
     timed_out = next(a for a in attempts if a.event_id == timed_out_id)  # its first attempt
     assert dropped and dropped[0].outcome is not Outcome.ACKED
-    assert timed_out.outcome is Outcome.TIMEOUT, timed_out
+    # A real sender timeout of 1 ms: an answer that beat it (an ignored type on a quiet core) is an ack
+    # the session does not count (above); a slower one is the provider giving up.
+    assert timed_out.outcome in (Outcome.TIMEOUT, Outcome.ACKED), timed_out
 
 
 def test_the_machine_draws_the_same_rules_at_a_url(served: Any, provider: ServerState) -> None:
