@@ -94,7 +94,8 @@ class PaddleProfile(Profile):
     # the body's ``occurred_at`` (RFC 3339, microseconds) orders an entity's events (providers.md, Paddle)
     event_clock = EventClock("occurred_at", "rfc3339_us", 1,
                              "Paddle documents no other order; fetch the entity from Paddle's API "
-                             "(GET /transactions/{id}, /subscriptions/{id}) and keep what it answers")
+                             "(GET /transactions/{id}, /subscriptions/{id}) and keep what it answers",
+                             advises_fetch=True)
     # live: up to 60 retries over 3 days; disabling an endpoint is not documented; a replay is
     # POST /notifications/{id}/replay (providers.md, Paddle [DOC])
     retrying = "Paddle would keep retrying it, up to 60 times over 3 days (live)"

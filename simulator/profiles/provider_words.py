@@ -64,6 +64,9 @@ class EventClock:
             carry the same time (a receiver cannot order them by it), with its source.
         body_time: a coarser time of the body receivers order by, which may tie where this
             clock does not (`BodyTime`: Shopify's ``updated_at``), or None.
+        advises_fetch: whether `advice` is to fetch the object from the provider's API (Stripe's,
+            Paddle's, Standard Webhooks'): a receiver that did fetch followed it, and its finding
+            says what it was served.
     """
 
     name: str
@@ -71,6 +74,7 @@ class EventClock:
     step_us: int
     advice: str
     body_time: BodyTime | None = None
+    advises_fetch: bool = False
 
     def render(self, at_us: int) -> str:
         """`at_us` (unix microseconds, the world's `Event.created_us`) as the provider
@@ -93,12 +97,6 @@ class EventClock:
             return (f"compare {self.name} and write in one statement (an update conditional on the stored "
                     f"{self.name} being older) or under a row lock")
         return self.advice
-
-    @property
-    def advises_fetch(self) -> bool:
-        """True when the provider's `advice` is to fetch the object from its API (Stripe's,
-        Paddle's, Standard Webhooks'): a receiver that did fetch followed it, and its finding says what it was served."""
-        return "fetch" in self.advice
 
     def ties(self, a_us: int, b_us: int) -> bool:
         """True when events at `a_us` and `b_us` carry the same value of this field."""

@@ -185,7 +185,8 @@ class StandardWebhooksProfile(Profile):
     # ``webhook-timestamp`` header (the attempt's) (spec, "Payload structure")
     event_clock: ClassVar[EventClock | None] = EventClock(
         "timestamp", "rfc3339_us", 1,
-        "the spec says nothing of ordering; fetch the object from the sender's API and keep what it answers")
+        "the spec says nothing of ordering; fetch the object from the sender's API and keep what it answers",
+        advises_fetch=True)
     # the spec's example schedule runs about 3 days; then it advises notifying and disabling an
     # endpoint that keeps failing (spec, "Delivery behavior"; providers.md, Standard Webhooks [DOC])
     retrying: ClassVar[str] = "the sender would keep retrying it with backoff, about 3 days on the spec's schedule"

@@ -217,7 +217,7 @@ class StripeProfile(Profile):
     # advises fetching the object (docs.stripe.com/webhooks, "Event ordering")
     event_clock = EventClock("created", "unix_s", 1_000_000,
                              "Stripe advises fetching the object from the API when an event arrives "
-                             "(docs.stripe.com/webhooks, Event ordering)")
+                             "(docs.stripe.com/webhooks, Event ordering)", advises_fetch=True)
     # live mode retries for up to 3 days; then Stripe e-mails about an endpoint failing for days and may
     # disable it (docs.stripe.com/webhooks/process-undelivered-events; providers.md, Stripe [DOC/2ND])
     retrying = "Stripe would keep retrying it for up to 3 days (live mode)"

@@ -210,3 +210,17 @@ def test_a_status_stored_beside_another_event_s_version_says_what_that_event_car
     assert _run("stale", STRIPE, SPREAD, stored) == [
         f"final state is active (stored with the version of event evt_c, {UPDATED}, created {T0 + 4}, which "
         f"carried canceled), the provider's is canceled (event evt_c, {UPDATED}, created {T0 + 4})"]
+
+
+@pytest.mark.parametrize(("profile", "advises_fetch"), [
+    ("stripe", True), ("paddle", True), ("standard-webhooks", True), ("shopify", False), ("github", None),
+    ("mercadopago", None),
+])
+def test_each_provider_s_clock_says_whether_its_advice_is_to_fetch(profile: str, advises_fetch: bool | None) -> None:
+    """Stripe, Paddle and the Standard Webhooks spec advise fetching the object when events of it
+    cannot be ordered (the advice's source in each profile); Shopify advises comparing updated_at;
+    GitHub and Mercado Pago give events no clock a receiver orders by."""
+    clock = get_profile(profile).event_clock
+    assert (clock.advises_fetch if clock is not None else None) is advises_fetch
+    if clock is not None:
+        assert ("fetch" in clock.advice) is clock.advises_fetch
