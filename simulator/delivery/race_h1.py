@@ -269,6 +269,7 @@ async def h1_burst(
         else:
             if gate is not None:
                 await gate()
+                deadline = loop.time() + timeout_s  # connecting starts now: the gate's wait is not its
 
             async def one(c: _H1Conn) -> None:
                 await _h1_presend(c, tgt, deadline, False)

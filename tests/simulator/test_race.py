@@ -519,3 +519,18 @@ async def test_a_gate_runs_once_when_no_copy_could_be_sent(mode: str) -> None:
     responses = await race(url, requests, mode=mode, timeout_s=2.0, gate_wait_s=0.01, gate=gate)  # type: ignore[arg-type]
     assert [r.request_sent for r in responses] == [False] * 3
     assert runs == [mode]
+
+
+async def test_a_plain_burst_s_connect_deadline_starts_after_its_gate(
+    uvicorn_server: UvicornThread, race_app: CheckThenActApp
+) -> None:
+    """Plain mode sends nothing before its gate is done: the gate's wait, here longer than the
+    timeout, does not count against connecting and sending."""
+    key, requests = _burst(3)
+
+    async def gate() -> None:
+        await asyncio.sleep(0.4)
+
+    responses = await race(uvicorn_server.url, requests, mode="plain", timeout_s=0.3, gate_wait_s=0.0, gate=gate)
+    _assert_all_ok(responses, 3, "1.1")
+    assert race_app.received[key] == 3
